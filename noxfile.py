@@ -1,0 +1,41 @@
+"""Sessions: tests, lint, typecheck, docs, bench."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests", "lint", "typecheck", "docs"]
+nox.options.reuse_existing_virtualenvs = True
+
+PYTHON = "3.11"
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    session.install("-e", ".[all,dev]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", "src", "tests", "benchmarks", "noxfile.py")
+    session.run("ruff", "format", "--check", "src", "tests", "benchmarks", "noxfile.py")
+
+
+@nox.session(python=PYTHON)
+def typecheck(session: nox.Session) -> None:
+    session.install("-e", ".[all,dev]")
+    session.run("pyright", "src")
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    session.install("-e", ".[all,dev]")
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    session.install("-e", ".[all,dev]")
+    session.run("python", "-m", "benchmarks", *session.posargs)

@@ -1,0 +1,263 @@
+"""The adapter contract: what every provider translator implements, and what it inherits."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import weakref
+from abc import ABC, abstractmethod
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+from ..core.errors import PromptEvaluationError, ThrottleError, WinkError
+from ..core.limits import Budget, Deadline
+from ..core.loop import LoopSettings, PromptResponse, run_evaluation
+from ..core.messages import ModelRequest, ModelResponse
+from ..core.prompt import Prompt
+from ..core.session import Session
+from ..core.throttle import RequestPacer, RetryPolicy
+
+__all__ = ["ModelSettings", "ProviderAdapter", "run_sync"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    """Sampling settings every provider understands; `extra` goes to the request body as is."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    stop: tuple[str, ...] | None = None
+    seed: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+
+class ProviderAdapter(ABC):
+    """Runs the one core loop against one provider; a subclass only translates.
+
+    A subclass implements three things and nothing else:
+
+    * `_load_client()` builds the provider's async SDK client, with the SDK's own retries
+      off (wink's `RetryPolicy` is the only one that decides);
+    * `_send(client, request)` maps the neutral `ModelRequest` to the provider's request
+      (failed tool results in the provider's native error form), calls the SDK inside its
+      `_map_errors()` (SDK exceptions -> `PromptEvaluationError` / `ThrottleError`, via
+      `wink.core.provider_errors`), and parses the answer into a `ModelResponse`
+      (checking its shape: a 200 with a wrong body is `phase="response"`);
+    * `provider`, the prefix used by `create_adapter("provider:model")`.
+
+    Everything else — the loop, tool execution, retries, pacing after a throttle,
+    deadlines, budgets, session events, and the sync wrapper — is shared.
+    """
+
+    provider: ClassVar[str]
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: Any = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        retry_policy: RetryPolicy | None = None,
+        graceful_tool_errors: bool = True,
+        timeout: float = 60.0,
+        max_failed_tool_rounds: int | None = 8,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        top_p: float | None = None,
+        stop: tuple[str, ...] | list[str] | None = None,
+        seed: int | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not model:
+            raise ValueError("a model name is required")
+        if timeout <= 0:
+            raise ValueError("timeout must be positive")
+        self.model = model
+        self.base_url = base_url
+        self.timeout = timeout
+        self.retry_policy = retry_policy if retry_policy is not None else RetryPolicy()
+        self.graceful_tool_errors = graceful_tool_errors
+        self.max_failed_tool_rounds = max_failed_tool_rounds
+        self.settings = ModelSettings(
+            temperature=temperature,
+            max_tokens=max_tokens,
+            top_p=top_p,
+            stop=tuple(stop) if stop is not None else None,
+            seed=seed,
+            extra=dict(extra_body or {}),
+        )
+        self._api_key = api_key
+        self._given_client = client
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._pacer = RequestPacer()
+
+    # ---- identity
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    def __repr__(self) -> str:
+        where = f", base_url={self.base_url!r}" if self.base_url else ""
+        return f"{type(self).__name__}(model={self.model!r}{where})"
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never appear in errors or payloads."""
+        return (self._api_key,) if self._api_key else ()
+
+    # ---- the public entry points
+
+    async def evaluate_async(
+        self,
+        prompt: Prompt,
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget: Budget | None = None,
+        graceful_tool_errors: bool | None = None,
+    ) -> PromptResponse:
+        """Evaluate `prompt` to a final answer; raises only `WinkError`."""
+        graceful = (
+            self.graceful_tool_errors if graceful_tool_errors is None else graceful_tool_errors
+        )
+        settings = LoopSettings(
+            retry_policy=self.retry_policy,
+            graceful_tool_errors=graceful,
+            max_failed_tool_rounds=self.max_failed_tool_rounds,
+        )
+        try:
+            return await run_evaluation(
+                self, prompt, session=session, settings=settings, deadline=deadline, budget=budget
+            )
+        except WinkError:
+            raise
+        except Exception as error:
+            raise PromptEvaluationError(
+                f"unexpected {type(error).__name__} in wink: {error}",
+                prompt_name=prompt.name,
+                phase="response",
+            ) from error
+
+    def evaluate(
+        self,
+        prompt: Prompt,
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget: Budget | None = None,
+        graceful_tool_errors: bool | None = None,
+    ) -> PromptResponse:
+        """The sync form of `evaluate_async`; safe to call inside a running event loop."""
+        return run_sync(
+            self.evaluate_async(
+                prompt,
+                session=session,
+                deadline=deadline,
+                budget=budget,
+                graceful_tool_errors=graceful_tool_errors,
+            )
+        )
+
+    # ---- one request, shared by every provider
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        pacer = self._pacer
+        if not pacer.idle:
+            await pacer.acquire()
+        try:
+            response = await self._send(self._client(request.prompt_name), request)
+        except ThrottleError as error:
+            if error.details.kind == "rate_limit":
+                pacer.on_throttle(error.details.retry_after)
+            raise
+        except WinkError:
+            raise
+        except Exception as error:  # a translator bug must still honour the contract
+            raise PromptEvaluationError(
+                f"could not process the provider's answer: {type(error).__name__}: {error}",
+                prompt_name=request.prompt_name,
+                phase="response",
+            ) from error
+        if response.rate_limit is not None:
+            pacer.on_response(response.rate_limit)
+        return response
+
+    def request_timeout(self, request: ModelRequest) -> float:
+        if request.timeout is None:
+            return self.timeout
+        return max(0.001, min(self.timeout, request.timeout))
+
+    def _client(self, prompt_name: str) -> Any:
+        if self._given_client is not None:
+            return self._given_client
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            try:
+                client = self._load_client()
+            except WinkError:
+                raise
+            except Exception as error:
+                raise PromptEvaluationError(
+                    f"cannot create the {self.provider} client: {error}",
+                    prompt_name=prompt_name,
+                    phase="request",
+                ) from error
+            self._clients[loop] = client
+        return client
+
+    @abstractmethod
+    def _load_client(self) -> Any:
+        """Build the provider's async SDK client with its own retries off."""
+
+    @abstractmethod
+    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
+        """Translate, call the SDK under `_map_errors`, parse."""
+
+
+# --- sync over async, without deadlocks
+
+_local = threading.local()
+_background: tuple[asyncio.AbstractEventLoop, threading.Thread] | None = None
+_background_lock = threading.Lock()
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run `coroutine` to completion from sync code.
+
+    Outside an event loop it runs on a per-thread loop that stays open, so SDK
+    connection pools survive between calls. Inside a running loop (Jupyter, an async
+    framework) it runs on a background loop thread instead of deadlocking.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        runner: asyncio.Runner | None = getattr(_local, "runner", None)
+        if runner is None:
+            runner = asyncio.Runner()
+            _local.runner = runner
+        return runner.run(coroutine)
+    future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(
+        coroutine, _background_loop()
+    )
+    return future.result()
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    global _background
+    with _background_lock:
+        if _background is None:
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="wink-sync-runner", daemon=True)
+            thread.start()
+            _background = (loop, thread)
+        return _background[0]

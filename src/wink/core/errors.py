@@ -1,0 +1,272 @@
+"""Every exception wink raises.
+
+* WinkError
+  - ToolValidationError
+  - DeadlineExceededError
+  - SnapshotError
+    + SnapshotRestoreError
+  - TransactionError
+    + RestoreFailedError
+  - PromptError
+    + PromptValidationError
+    + PromptRenderError
+    + VisibilityExpansionRequired
+  - PromptEvaluationError
+    + ThrottleError
+  - ResourceError
+    + UnboundResourceError
+    + CircularDependencyError
+    + DuplicateBindingError
+    + ProviderError
+
+Exceptions are for infrastructure failures; a tool's own failure is a `ToolResult`
+sent back to the model, never one of these (see `wink.core.tools`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "CircularDependencyError",
+    "DeadlineExceededError",
+    "DuplicateBindingError",
+    "EvaluationPhase",
+    "PromptError",
+    "PromptEvaluationError",
+    "PromptRenderError",
+    "PromptValidationError",
+    "ProviderError",
+    "ResourceError",
+    "RestoreFailedError",
+    "SnapshotError",
+    "SnapshotRestoreError",
+    "ThrottleDetails",
+    "ThrottleError",
+    "ThrottleKind",
+    "ToolValidationError",
+    "TransactionError",
+    "UnboundResourceError",
+    "VisibilityExpansionRequired",
+    "WinkError",
+]
+
+EvaluationPhase = Literal["request", "response", "tool", "budget"]
+ThrottleKind = Literal["rate_limit", "quota_exhausted", "timeout", "overloaded"]
+
+
+class WinkError(Exception):
+    """Base of every exception wink raises.
+
+    Catch it once at the top of an agent to handle any failure of the library::
+
+        try:
+            response = adapter.evaluate(prompt, session=session)
+        except ThrottleError as error:
+            if error.details.retry_safe:
+                schedule_retry(after=error.details.retry_after)
+        except WinkError as error:
+            log.error("evaluation failed: %s", error)
+    """
+
+
+class ToolValidationError(WinkError, ValueError):
+    """A tool's arguments did not match its parameter dataclass."""
+
+    def __init__(self, message: str, *, tool_name: str | None = None) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+
+
+class DeadlineExceededError(WinkError, RuntimeError):
+    """The evaluation outlived its `Deadline`."""
+
+    def __init__(
+        self, message: str = "deadline exceeded", *, prompt_name: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.prompt_name = prompt_name
+
+
+# --- snapshots and transactions
+
+
+class SnapshotError(WinkError, RuntimeError):
+    """A session snapshot could not be taken."""
+
+
+class SnapshotRestoreError(SnapshotError):
+    """A session could not be restored from a snapshot."""
+
+
+class TransactionError(WinkError, RuntimeError):
+    """A tool's session transaction failed."""
+
+
+class RestoreFailedError(TransactionError):
+    """Rolling back a failed tool's session changes failed; the session may be inconsistent."""
+
+
+# --- prompts
+
+
+class PromptError(WinkError):
+    """A prompt could not be built or rendered; the fields say where."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        section_path: Sequence[str] = (),
+        placeholder: str | None = None,
+        dataclass_type: type[Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.section_path: tuple[str, ...] = tuple(section_path)
+        self.placeholder = placeholder
+        self.dataclass_type = dataclass_type
+
+    def __str__(self) -> str:
+        where = f" (section {'.'.join(self.section_path)})" if self.section_path else ""
+        return f"{self.message}{where}"
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.message!r}, section_path={self.section_path!r}, "
+            f"placeholder={self.placeholder!r}, dataclass_type={self.dataclass_type!r})"
+        )
+
+
+class PromptValidationError(PromptError):
+    """A prompt, section, tool or bound parameter is invalid."""
+
+
+class PromptRenderError(PromptError):
+    """A template could not be filled from the bound parameters."""
+
+
+class VisibilityExpansionRequired(PromptError):
+    """The model asked to open summarized sections; apply the overrides and evaluate again."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        requested_overrides: Mapping[tuple[str, ...], str],
+        section_path: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, section_path=section_path)
+        self.requested_overrides: dict[tuple[str, ...], str] = dict(requested_overrides)
+
+
+# --- evaluation and throttling
+
+
+class PromptEvaluationError(WinkError):
+    """Evaluating a prompt failed in `phase`; `provider_payload` holds the provider's words."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_name: str,
+        phase: EvaluationPhase,
+        provider_payload: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.prompt_name = prompt_name
+        self.phase: EvaluationPhase = phase
+        self.provider_payload: dict[str, Any] | None = (
+            dict(provider_payload) if provider_payload is not None else None
+        )
+
+    def __str__(self) -> str:
+        return f"{self.phase} failed for prompt {self.prompt_name!r}: {self.message}"
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.message!r}, prompt_name={self.prompt_name!r}, "
+            f"phase={self.phase!r})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottleDetails:
+    """What a caller needs to act on a throttle: why, how long to wait, whether to retry.
+
+    `retry_after` is in seconds, as the provider asked (None when it did not say).
+    """
+
+    kind: ThrottleKind
+    retry_after: float | None = None
+    attempts: int = 1
+    retry_safe: bool = True
+    status_code: int | None = None
+
+
+class ThrottleError(PromptEvaluationError):
+    """The provider throttled, was overloaded or timed out; see `details`."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_name: str,
+        details: ThrottleDetails,
+        phase: EvaluationPhase = "request",
+        provider_payload: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(
+            message, prompt_name=prompt_name, phase=phase, provider_payload=provider_payload
+        )
+        self.details = details
+
+    def __str__(self) -> str:
+        d = self.details
+        wait = f", retry after {d.retry_after:g}s" if d.retry_after is not None else ""
+        plural = "s" if d.attempts != 1 else ""
+        return (
+            f"{d.kind} for prompt {self.prompt_name!r} after {d.attempts} attempt{plural}"
+            f"{wait}: {self.message}"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"ThrottleError({self.message!r}, prompt_name={self.prompt_name!r}, "
+            f"details={self.details!r})"
+        )
+
+
+# --- resources
+
+
+class ResourceError(WinkError):
+    """A resource could not be bound or resolved."""
+
+    def __init__(self, message: str, *, protocol: type[Any] | None = None) -> None:
+        super().__init__(message)
+        self.protocol = protocol
+
+
+class UnboundResourceError(ResourceError):
+    """No binding exists for the requested protocol."""
+
+
+class CircularDependencyError(ResourceError):
+    """Resolving a resource needed itself; `cycle` lists the protocols in order."""
+
+    def __init__(self, message: str, *, cycle: Sequence[type[Any]]) -> None:
+        super().__init__(message, protocol=cycle[0] if cycle else None)
+        self.cycle: tuple[type[Any], ...] = tuple(cycle)
+
+
+class DuplicateBindingError(ResourceError):
+    """The same protocol was bound twice."""
+
+
+class ProviderError(ResourceError):
+    """A resource factory raised; the original is the `__cause__`."""

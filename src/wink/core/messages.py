@@ -1,0 +1,189 @@
+"""The neutral transcript every adapter translates to and from.
+
+Adapters see only these values: a `ModelRequest` going out, a `ModelResponse` coming
+back. Nothing here knows a provider.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "AssistantMessage",
+    "FinishReason",
+    "Message",
+    "ModelRequest",
+    "ModelResponse",
+    "OUTPUT_TOOL_PREFIX",
+    "OutputSpec",
+    "RateLimitInfo",
+    "SystemMessage",
+    "ToolCall",
+    "ToolResultMessage",
+    "ToolSpec",
+    "Usage",
+    "UserMessage",
+    "is_output_tool",
+    "output_tool_spec",
+]
+
+FinishReason = Literal[
+    "stop", "tool_calls", "length", "content_filter", "refusal", "error", "other"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts; adding two gives the sum (accumulated across requests)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    requests: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            requests=self.requests + other.requests,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call the model asked for.
+
+    `arguments` is what the provider sent: a JSON string (OpenAI, possibly invalid JSON)
+    or an already-decoded object (Anthropic, Gemini). `provider_data` carries opaque
+    values an adapter must echo back (e.g. Gemini's `thoughtSignature`).
+    """
+
+    id: str
+    name: str
+    arguments: str | Mapping[str, Any]
+    provider_data: Mapping[str, Any] | None = None
+
+    def arguments_json(self) -> str:
+        """The arguments as a JSON string, unchanged when they arrived as one."""
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """A model turn: its text and the tool calls it made, in the order it made them."""
+
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    provider_data: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage:
+    """A tool's outcome as the model will see it; `success=False` renders natively as an error."""
+
+    call_id: str
+    name: str
+    content: str
+    success: bool = True
+
+
+Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as offered to the model: name, description and JSON schema of its parameters."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSpec:
+    """The structured output the prompt asks for: a name and a JSON schema."""
+
+    name: str
+    schema: Mapping[str, Any]
+
+
+OUTPUT_TOOL_PREFIX = "final_result_"
+
+
+def output_tool_spec(output: OutputSpec) -> ToolSpec:
+    """The structured output offered as a tool, for providers that take it best that way.
+
+    A call to it is the final answer: its arguments are the output (see `is_output_tool`).
+    """
+    return ToolSpec(
+        name=f"{OUTPUT_TOOL_PREFIX}{output.name}"[:64],
+        description=f"Give the final answer as a {output.name}. Call this once, when done.",
+        parameters=output.schema,
+    )
+
+
+def is_output_tool(name: str, output: OutputSpec | None) -> bool:
+    return output is not None and name == output_tool_spec(output).name
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One request of the loop, provider-neutral."""
+
+    prompt_name: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    output: OutputSpec | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitInfo:
+    """Rate-limit state the provider reported on a response (None where not sent).
+
+    `reset_requests` is seconds until the request allowance is full again.
+    """
+
+    limit_requests: int | None = None
+    remaining_requests: int | None = None
+    reset_requests: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """One provider response, parsed: text, tool calls, usage and why it stopped."""
+
+    text: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: FinishReason = "stop"
+    provider_data: Mapping[str, Any] | None = None
+    rate_limit: RateLimitInfo | None = None
+    raw: Mapping[str, Any] | None = field(default=None, repr=False)
+
+    def to_message(self) -> AssistantMessage:
+        return AssistantMessage(
+            text=self.text, tool_calls=self.tool_calls, provider_data=self.provider_data
+        )

@@ -1,0 +1,144 @@
+"""Provider failures -> the typed contract, decided once for every adapter.
+
+An adapter only extracts facts from its SDK's exception (status, error body, headers,
+whether the provider said the quota is gone) and calls these functions, so a 429 or a
+529 means the same thing whichever provider sent it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
+
+from .errors import PromptEvaluationError, ThrottleDetails, ThrottleError, ThrottleKind
+from .throttle import retry_after_from_headers
+
+__all__ = [
+    "connection_error",
+    "error_from_status",
+    "redact_secrets",
+    "response_shape_error",
+    "timeout_error",
+]
+
+_SECRET_KEYS = frozenset(
+    {"authorization", "api_key", "api-key", "apikey", "x-api-key", "x-goog-api-key", "key"}
+)
+_SECRET_PATTERN = re.compile(
+    r"(sk-[A-Za-z0-9_\-*]{6,}|AIza[0-9A-Za-z_\-]{10,}|Bearer\s+[A-Za-z0-9._\-*]+)"
+)
+_REDACTED = "[redacted]"
+_OVERLOADED_STATUSES = frozenset({500, 502, 503, 504, 529})
+_TIMEOUT_STATUSES = frozenset({408})
+
+
+def redact_secrets(value: Any, secrets: Iterable[str | None] = ()) -> Any:
+    """A copy of `value` with credential fields, key-shaped strings and `secrets` masked."""
+    known = tuple(secret for secret in secrets if secret)
+
+    def clean(node: Any) -> Any:
+        if isinstance(node, Mapping):
+            return {
+                key: (_REDACTED if str(key).lower() in _SECRET_KEYS else clean(item))
+                for key, item in cast(Mapping[Any, Any], node).items()
+            }
+        if isinstance(node, list | tuple):
+            return [clean(item) for item in cast(Iterable[Any], node)]
+        if isinstance(node, str):
+            for secret in known:
+                node = node.replace(secret, _REDACTED)
+            return _SECRET_PATTERN.sub(_REDACTED, node)
+        return node
+
+    return clean(value)
+
+
+def _payload(body: Any, status: int | None, secrets: Iterable[str | None]) -> dict[str, Any]:
+    payload: dict[str, Any] = {"status_code": status}
+    if isinstance(body, Mapping):
+        payload.update(cast(Mapping[str, Any], body))
+    elif body is not None:
+        payload["body"] = body
+    return cast(dict[str, Any], redact_secrets(payload, secrets))
+
+
+def error_from_status(
+    status: int,
+    message: str,
+    *,
+    prompt_name: str,
+    body: Any = None,
+    headers: Mapping[str, str] | None = None,
+    quota_exhausted: bool = False,
+    retry_after: float | None = None,
+    secrets: Iterable[str | None] = (),
+) -> PromptEvaluationError:
+    """Classify an HTTP error answer: throttles are retry-safe, client errors are not retried.
+
+    429 -> rate_limit (or quota_exhausted, never retried); 5xx and 529 -> overloaded;
+    408 -> timeout; any other 4xx -> `PromptEvaluationError(phase="request")`.
+    """
+    payload = _payload(body, status, secrets)
+    kind: ThrottleKind | None
+    if status == 429:
+        kind = "quota_exhausted" if quota_exhausted else "rate_limit"
+    elif status in _OVERLOADED_STATUSES or status >= 500:
+        kind = "overloaded"
+    elif status in _TIMEOUT_STATUSES:
+        kind = "timeout"
+    else:
+        kind = None
+    if kind is None:
+        return PromptEvaluationError(
+            f"HTTP {status}: {message}",
+            prompt_name=prompt_name,
+            phase="request",
+            provider_payload=payload,
+        )
+    if retry_after is None and headers is not None:
+        retry_after = retry_after_from_headers(headers)
+    details = ThrottleDetails(
+        kind=kind,
+        retry_after=retry_after,
+        attempts=1,
+        retry_safe=kind != "quota_exhausted",
+        status_code=status,
+    )
+    return ThrottleError(
+        f"HTTP {status}: {message}",
+        prompt_name=prompt_name,
+        details=details,
+        provider_payload=payload,
+    )
+
+
+def timeout_error(prompt_name: str, error: BaseException) -> ThrottleError:
+    """The request timed out: safe to retry, nothing to wait for."""
+    return ThrottleError(
+        f"the request timed out ({type(error).__name__})",
+        prompt_name=prompt_name,
+        details=ThrottleDetails(kind="timeout", retry_safe=True),
+    )
+
+
+def connection_error(prompt_name: str, error: BaseException) -> ThrottleError:
+    """The connection was refused or dropped: retry-safe, classified with timeouts."""
+    cause = error.__cause__ or error
+    return ThrottleError(
+        f"the connection failed: {type(cause).__name__}: {redact_secrets(str(cause))}",
+        prompt_name=prompt_name,
+        details=ThrottleDetails(kind="timeout", retry_safe=True),
+    )
+
+
+def response_shape_error(
+    prompt_name: str, problem: str, body: Any = None, secrets: Iterable[str | None] = ()
+) -> PromptEvaluationError:
+    """A 2xx answer that is not the documented shape."""
+    return PromptEvaluationError(
+        f"the provider's response could not be understood: {problem}",
+        prompt_name=prompt_name,
+        phase="response",
+        provider_payload=_payload(body, None, secrets) if body is not None else None,
+    )

@@ -1,0 +1,452 @@
+"""`ProviderEmulator`: one local server speaking the OpenAI, Anthropic and Gemini wires.
+
+Each request takes, in order: the rate limiter's verdict, a scheduled fault, an injected
+fault, then the script (queued turns, else the script callable, else `default_turn`, else
+a 400 saying the script is exhausted). Faults other than `latency` do not use up a turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
+from typing import Any, Self
+
+from .asgi import ASGIApp, make_asgi_app
+from .faults import Fault, RateLimit
+from .formats import IdSource, as_object
+from .ratelimit import RateSnapshot, TokenBucket
+from .records import (
+    EmulatedRequest,
+    EmulatorStats,
+    Provider,
+    RecordedRequest,
+    redact_headers,
+)
+from .server import RawRequest, Reply, ServerThread
+from .turns import Turn
+from .wire import WIRES, Rendered, WireContext, WireFormat
+
+__all__ = ["ProviderEmulator", "ScriptFunction", "ScriptItem"]
+
+ScriptItem = Turn | Fault
+ScriptFunction = Callable[[EmulatedRequest], Turn | Fault | None]
+
+_ROUTES: dict[str, Provider] = {
+    "/v1/chat/completions": "openai",
+    "/v1/responses": "openai-responses",
+    "/v1/messages": "anthropic",
+}
+_GOOGLE_ROUTE = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):([A-Za-z]+)$")
+_PLACEHOLDER = Turn.text("This answer never arrives complete.")
+_NOT_JSON = b"<html><head><title>502 Bad Gateway</title></head><body>upstream error</body></html>"
+
+
+class _Route:
+    """Where a request goes: its wire (None if unknown), model, and a 4xx reason if any."""
+
+    __slots__ = ("model", "not_found", "problem", "provider")
+
+    def __init__(self, raw: RawRequest, body: Any) -> None:
+        self.provider: Provider | None = _ROUTES.get(raw.path)
+        self.model = ""
+        self.problem: str | None = None
+        self.not_found = raw.method != "POST"
+        if self.provider is None:
+            match = _GOOGLE_ROUTE.match(raw.path)
+            if match is not None:
+                self.provider, self.model = "google", match.group(1)
+                if match.group(2) == "streamGenerateContent":
+                    self.problem = "wink emulator: streaming responses are not emulated."
+                elif match.group(2) != "generateContent":
+                    self.not_found = True
+        if self.provider is None:
+            self.not_found = True
+            return
+        fields = as_object(body)
+        if self.provider != "google":
+            self.model = str(fields.get("model", ""))
+        if not isinstance(body, dict):
+            self.problem = "We could not parse the JSON body of your request."
+        elif fields.get("stream") is True:
+            self.problem = "wink emulator: streaming responses are not emulated."
+        elif self.problem is None:
+            self.problem = WIRES[self.provider].validate(fields)
+
+
+class ProviderEmulator:
+    """A scripted, fault-injecting stand-in for the three providers' HTTP APIs.
+
+    Use it as a context manager (`with` or `async with`); it serves on 127.0.0.1 from a
+    background thread, so sync tests, async tests and in-process clients can all reach it.
+    `record_limit` keeps only the latest requests (a long-running server needs a bound).
+    """
+
+    def __init__(
+        self,
+        script: Iterable[ScriptItem] | ScriptFunction | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        default_turn: Turn | None = None,
+        latency: float = 0.0,
+        rate_limit: RateLimit | None = None,
+        schedule: Mapping[int, Fault] | None = None,
+        google_function_call_ids: bool = False,
+        seed: int | None = None,
+        record_limit: int | None = None,
+    ) -> None:
+        if latency < 0:
+            raise ValueError("latency cannot be negative")
+        self._lock = threading.Lock()
+        self._host, self._requested_port = host, port
+        self._server: ServerThread | None = None
+        self._port = 0
+        self._queue: deque[ScriptItem] = deque()
+        self._function: ScriptFunction | None = None
+        self._default_turn = default_turn
+        self._latency = latency
+        self._google_ids = google_function_call_ids
+        self._ids = IdSource(seed)
+        self._count = 0
+        self._schedule: dict[int, Fault] = {}
+        self._injected: deque[tuple[Fault, int]] = deque()
+        self._bucket: TokenBucket | None = None
+        self._recorded: deque[RecordedRequest] = deque(maxlen=record_limit)
+        self._reset_stats()
+        self.set_script(script)
+        self.set_rate_limit(rate_limit)
+        if schedule:
+            self.schedule(schedule)
+
+    # --- lifecycle
+
+    def start(self) -> Self:
+        """Bind and serve (idempotent); `with` calls this for you."""
+        if self._server is None:
+            server = ServerThread(self.handle, self._host, self._requested_port)
+            self._port = server.start()
+            self._server = server
+        return self
+
+    def close(self) -> None:
+        """Stop serving and close every connection, hanging ones included (idempotent)."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def port(self) -> int:
+        """The bound port (an ephemeral one unless `port=` was given)."""
+        if self._server is None:
+            raise RuntimeError("the emulator is not running; use `with ProviderEmulator()`")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """`http://HOST:PORT`, with no path."""
+        return f"http://{self._host}:{self.port}"
+
+    def base_url(self, provider: Provider) -> str:
+        """What to pass as the SDK's `base_url` for that provider."""
+        if provider in ("openai", "openai-responses"):
+            return f"{self.url}/v1"
+        if provider in ("anthropic", "google"):
+            return self.url
+        raise ValueError(f"unknown provider {provider!r}")
+
+    @property
+    def asgi_app(self) -> ASGIApp:
+        """The same emulator as an ASGI app, for `httpx2.ASGITransport` (no socket)."""
+        return make_asgi_app(self.handle)
+
+    # --- script and faults
+
+    def set_script(self, script: Iterable[ScriptItem] | ScriptFunction | None) -> None:
+        """Replace the queued turns (an iterable) or the script callable."""
+        with self._lock:
+            self._queue.clear()
+            self._function = None
+            if callable(script):
+                self._function = script
+            elif script is not None:
+                self._queue.extend(_checked(script))
+
+    def enqueue(self, *items: ScriptItem) -> None:
+        """Append turns (or faults) to the queue; they are answered before the callable."""
+        with self._lock:
+            self._queue.extend(_checked(items))
+
+    def inject(self, fault: Fault, times: int = 1) -> None:
+        """Apply `fault` to the next `times` requests (after any injected earlier)."""
+        if times < 1:
+            raise ValueError("times must be at least 1")
+        with self._lock:
+            self._injected.append((fault, times))
+
+    def schedule(self, plan: Mapping[int, Fault]) -> None:
+        """Faults by request number, counted from now: `{1: ...}` is the next request."""
+        if any(number < 1 for number in plan):
+            raise ValueError("request numbers start at 1")
+        with self._lock:
+            for number, fault in plan.items():
+                self._schedule[self._count + number] = fault
+
+    def set_rate_limit(self, limit: RateLimit | None) -> None:
+        """Turn the token bucket on (starting full), change it, or turn it off with None."""
+        with self._lock:
+            self._bucket = TokenBucket(limit, time.monotonic()) if limit else None
+
+    @property
+    def pending(self) -> int:
+        """Queued turns and faults not answered yet."""
+        with self._lock:
+            return len(self._queue)
+
+    # --- observation
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far (since the last `clear()`), in order."""
+        with self._lock:
+            return list(self._recorded)
+
+    @property
+    def stats(self) -> EmulatorStats:
+        """Counters since start or the last `clear()`."""
+        with self._lock:
+            return EmulatorStats(
+                requests=self._stat_requests,
+                responses=dict(sorted(self._stat_responses.items())),
+                throttled=self._stat_throttled,
+                dropped=self._stat_dropped,
+                hung=self._stat_hung,
+            )
+
+    def clear(self) -> None:
+        """Forget recorded requests and reset the counters (the script is kept)."""
+        with self._lock:
+            self._recorded.clear()
+            self._reset_stats()
+
+    def reset(self) -> None:
+        """`clear()`, and also drop queued turns, pending faults and the schedule."""
+        with self._lock:
+            self._recorded.clear()
+            self._reset_stats()
+            self._queue.clear()
+            self._injected.clear()
+            self._schedule.clear()
+
+    def _reset_stats(self) -> None:
+        self._stat_requests = self._stat_throttled = self._stat_dropped = self._stat_hung = 0
+        self._stat_responses: dict[int, int] = {}
+
+    # --- request handling (runs on the server thread)
+
+    def handle(self, raw: RawRequest) -> Reply:
+        """Answer one request; the transport-independent core that both servers call."""
+        received = time.time()
+        body = _parse_body(raw.body)
+        route = _Route(raw, body)
+        with self._lock:
+            self._count += 1
+            self._stat_requests += 1
+            number = self._count
+            headers = redact_headers(raw.headers)
+            self._recorded.append(
+                RecordedRequest(
+                    number, route.provider, raw.method, raw.path, raw.query, body, headers, received
+                )
+            )
+            rate = self._take_token(route)
+            pick, delay = self._pick(number, route, rate)
+        delay += self._latency
+        if route.provider is None or route.not_found:
+            rendered = self._not_found(raw, route, received)
+            return self._finish(Reply(rendered.status, rendered.headers, rendered.body, delay))
+        wire = WIRES[route.provider]
+        fields = as_object(body)
+        function = self._function
+        if pick is None and function is not None:
+            request = EmulatedRequest(
+                number=number,
+                provider=route.provider,
+                path=raw.path,
+                model=route.model,
+                body=fields,
+                headers=headers,
+                tool_results=wire.tool_results(fields),
+                tools=wire.tool_names(fields),
+            )
+            pick, extra = _call_script(function, request)
+            delay += extra
+        if pick is None:
+            pick = self._default_turn or Fault.bad_request(
+                f"wink emulator: the script is exhausted (request #{number}); enqueue more "
+                "turns or pass default_turn=."
+            )
+        ctx = WireContext(route.model, fields, received, self._ids, rate, self._google_ids)
+        return self._finish(self._render(wire, pick, ctx, delay))
+
+    def _take_token(self, route: _Route) -> RateSnapshot | None:
+        if self._bucket is None or route.provider is None or route.not_found:
+            return None
+        rate = self._bucket.take(time.monotonic())
+        if rate.retry_after is not None:
+            self._stat_throttled += 1
+        return rate
+
+    def _pick(
+        self, number: int, route: _Route, rate: RateSnapshot | None
+    ) -> tuple[ScriptItem | None, float]:
+        """The fault or turn for this request (None: ask the callable); and extra delay."""
+        if route.provider is None or route.not_found:
+            return None, 0.0
+        if rate is not None and rate.retry_after is not None:
+            return Fault.rate_limit(rate.retry_after, header_style="both"), 0.0
+        delay = 0.0
+        fault = self._schedule.pop(number, None) or self._take_injected()
+        if fault is not None and fault.kind == "latency":
+            delay, fault = fault.seconds, None
+        if fault is not None:
+            return fault, delay
+        if route.problem is not None:
+            return Fault.bad_request(route.problem), delay
+        while self._queue:
+            item = self._queue.popleft()
+            if isinstance(item, Fault) and item.kind == "latency":
+                delay += item.seconds
+                continue
+            return item, delay
+        return None, delay
+
+    def _take_injected(self) -> Fault | None:
+        if not self._injected:
+            return None
+        fault, times = self._injected[0]
+        if times <= 1:
+            self._injected.popleft()
+        else:
+            self._injected[0] = (fault, times - 1)
+        return fault
+
+    def _render(self, wire: WireFormat, pick: ScriptItem, ctx: WireContext, delay: float) -> Reply:
+        if isinstance(pick, Turn):
+            rendered = wire.render_turn(pick, ctx)
+        elif pick.kind == "hang":
+            return Reply(0, {}, b"", delay, "hang", pick.seconds)
+        elif pick.kind == "drop_connection":
+            rendered = wire.render_turn(_PLACEHOLDER, ctx)
+            return Reply(200, self._with_rate(wire, rendered, ctx), rendered.body, delay, "drop")
+        elif pick.kind == "non_json":
+            rendered = wire.render_turn(_PLACEHOLDER, ctx)
+            rendered = Rendered(200, rendered.headers, _NOT_JSON)
+        elif pick.kind == "http":
+            rendered = _raw_fault(pick)
+        else:
+            rendered = wire.render_fault(pick, ctx)
+        return Reply(rendered.status, self._with_rate(wire, rendered, ctx), rendered.body, delay)
+
+    def _with_rate(self, wire: WireFormat, rendered: Rendered, ctx: WireContext) -> dict[str, str]:
+        headers = rendered.headers
+        if ctx.rate is not None:
+            headers.update(wire.rate_headers(ctx.rate, ctx.now))
+        return headers
+
+    def _not_found(self, raw: RawRequest, route: _Route, now: float) -> Rendered:
+        ctx = WireContext(route.model, {}, now, self._ids)
+        if route.provider == "google" or "x-goog-api-key" in raw.headers:
+            message = (
+                f"models/{route.model} is not found for API version v1beta, or is not "
+                "supported for this method."
+                if route.model
+                else "Requested entity was not found."
+            )
+            return WIRES["google"].render_not_found(message, ctx)
+        if "anthropic-version" in raw.headers:
+            return WIRES["anthropic"].render_not_found("Not Found", ctx)
+        return WIRES["openai"].render_not_found(f"Invalid URL ({raw.method} {raw.path})", ctx)
+
+    def _finish(self, reply: Reply) -> Reply:
+        with self._lock:
+            if reply.action == "hang":
+                self._stat_hung += 1
+            elif reply.action == "drop":
+                self._stat_dropped += 1
+            else:
+                self._stat_responses[reply.status] = self._stat_responses.get(reply.status, 0) + 1
+        return reply
+
+
+def _checked(items: Iterable[object]) -> list[ScriptItem]:
+    """The items, if each is a Turn or a Fault (a script typo should fail here, not later)."""
+    checked: list[ScriptItem] = []
+    for item in items:
+        if isinstance(item, Turn | Fault):
+            checked.append(item)
+        else:
+            raise TypeError(f"a script holds Turn and Fault values, not {type(item).__name__}")
+    return checked
+
+
+def _parse_body(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", errors="replace")
+
+
+def _raw_fault(fault: Fault) -> Rendered:
+    body = fault.body
+    content_type = "application/json"
+    if isinstance(body, bytes):
+        data = body
+    elif isinstance(body, str):
+        data, content_type = body.encode(), "text/plain; charset=utf-8"
+    else:
+        data = json.dumps(body).encode()
+    headers = {"content-type": content_type, **dict(fault.headers)}
+    return Rendered(fault.status or 500, headers, data)
+
+
+def _call_script(
+    function: ScriptFunction, request: EmulatedRequest
+) -> tuple[ScriptItem | None, float]:
+    """Run the script callable; an exception becomes a 500 naming it, latency a delay."""
+    try:
+        item = function(request)
+    except Exception as exc:
+        message = f"wink emulator: the script callable raised {exc!r}"
+        return Fault(kind="server_error", status=500, message=message), 0.0
+    if isinstance(item, Fault) and item.kind == "latency":
+        return None, item.seconds
+    return item, 0.0

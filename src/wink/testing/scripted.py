@@ -1,0 +1,90 @@
+"""A scripted in-process adapter: drive the real loop with no wire and no SDK."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..adapters.base import ProviderAdapter
+from ..core.errors import PromptEvaluationError
+from ..core.messages import ModelRequest, ModelResponse, ToolCall, Usage
+
+__all__ = ["ScriptedAdapter", "call", "final", "tool_turn"]
+
+Step = ModelResponse | BaseException | Callable[[ModelRequest], "ModelResponse | BaseException"]
+
+
+def call(name: str, arguments: str | Mapping[str, Any] | None = None, *, id: str = "") -> ToolCall:
+    """A tool call as a model would send it (`arguments` may be a raw, even broken, string)."""
+    return ToolCall(id=id or f"call_{name}", name=name, arguments=arguments or {})
+
+
+def tool_turn(*calls: ToolCall, usage: Usage | None = None) -> ModelResponse:
+    """A model turn that asks for `calls` (ids made unique by position when repeated)."""
+    seen: dict[str, int] = {}
+    unique: list[ToolCall] = []
+    for item in calls:
+        count = seen.get(item.id, 0)
+        seen[item.id] = count + 1
+        unique.append(
+            item if count == 0 else ToolCall(f"{item.id}_{count}", item.name, item.arguments)
+        )
+    return ModelResponse(
+        text=None,
+        tool_calls=tuple(unique),
+        usage=usage or Usage(input_tokens=10, output_tokens=5),
+        finish_reason="tool_calls",
+    )
+
+
+def final(text: str | object, *, usage: Usage | None = None) -> ModelResponse:
+    """A final answer; a non-string is sent as JSON (structured output)."""
+    body = text if isinstance(text, str) else json.dumps(text)
+    return ModelResponse(
+        text=body, usage=usage or Usage(input_tokens=10, output_tokens=5), finish_reason="stop"
+    )
+
+
+@dataclass
+class _Script:
+    steps: deque[Step] = field(default_factory=deque[Step])
+    requests: list[ModelRequest] = field(default_factory=list[ModelRequest])
+
+
+class ScriptedAdapter(ProviderAdapter):
+    """An adapter whose model is a list of scripted responses, exceptions or callables."""
+
+    provider = "scripted"
+
+    def __init__(self, steps: Iterable[Step] = (), *, model: str = "test", **options: Any) -> None:
+        super().__init__(model, **options)
+        self._script = _Script(deque(steps))
+
+    @property
+    def requests(self) -> list[ModelRequest]:
+        """Every request the loop sent, in order."""
+        return self._script.requests
+
+    def add(self, *steps: Step) -> None:
+        self._script.steps.extend(steps)
+
+    def _load_client(self) -> Any:
+        return self._script
+
+    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
+        self._script.requests.append(request)
+        if not self._script.steps:
+            raise PromptEvaluationError(
+                "the scripted model has no response left",
+                prompt_name=request.prompt_name,
+                phase="response",
+            )
+        step = self._script.steps.popleft()
+        if callable(step) and not isinstance(step, ModelResponse | BaseException):
+            step = step(request)
+        if isinstance(step, BaseException):
+            raise step
+        return step

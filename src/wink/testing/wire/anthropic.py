@@ -1,0 +1,180 @@
+"""Anthropic Messages (`POST /v1/messages`) on the wire."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..faults import Fault
+from ..formats import as_list, as_object, as_str, dump, rfc3339
+from ..ratelimit import RateSnapshot
+from ..records import Provider, ToolResultView
+from ..turns import Turn
+from .base import Headers, Rendered, WireContext, fault_message, retry_headers
+
+__all__ = ["AnthropicWire"]
+
+_TOKEN_LIMIT = 2_000_000
+_FAULT_REQUEST_LIMIT = 50
+_STOP_REASONS = {"length": "max_tokens", "content_filter": "refusal", "refusal": "refusal"}
+_SERVER_ERRORS = {
+    500: "Internal server error",
+    502: "Bad gateway",
+    503: "Service unavailable",
+    504: "Gateway timeout",
+}
+
+
+class AnthropicWire:
+    """Content blocks, `toolu_` ids, `stop_reason`, and the `{"type": "error"}` envelope."""
+
+    provider: Provider = "anthropic"
+
+    def headers(self, ctx: WireContext, request_id: str | None = None) -> Headers:
+        return {
+            "content-type": "application/json",
+            "request-id": request_id or ctx.ids.anthropic_request(),
+            "anthropic-organization-id": "00000000-0000-4000-8000-00000000e1a7",
+            "x-robots-tag": "none",
+        }
+
+    def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
+        content: list[dict[str, Any]] = []
+        if turn.content is not None:
+            content.append({"type": "text", "text": turn.content})
+        content.extend(
+            {
+                "type": "tool_use",
+                "id": call.id or ctx.ids.anthropic_tool_use(),
+                "name": call.name,
+                "input": call.arguments,
+            }
+            for call in turn.calls
+        )
+        stop_reason = _STOP_REASONS.get(turn.finish, "tool_use" if turn.calls else "end_turn")
+        usage = turn.usage
+        usage_body: dict[str, Any] = {
+            "input_tokens": max(0, usage.input_tokens - usage.cached_tokens),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": usage.cached_tokens,
+            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+            "output_tokens": usage.output_tokens,
+            "service_tier": "standard",
+            "inference_geo": "not_available",
+        }
+        if usage.reasoning_tokens:
+            usage_body["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
+        stop_details = (
+            {"type": "refusal", "category": None, "explanation": None}
+            if stop_reason == "refusal"
+            else None
+        )
+        body = {
+            "model": ctx.model,
+            "id": ctx.ids.anthropic_message(),
+            "type": "message",
+            "role": "assistant",
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "stop_details": stop_details,
+            "usage": usage_body,
+        }
+        return Rendered(200, self.headers(ctx), dump(body))
+
+    def error(self, ctx: WireContext, status: int, kind: str, message: str) -> Rendered:
+        """`{"type": "error", "error": {type, message}, "request_id"}`."""
+        request_id = ctx.ids.anthropic_request()
+        body = {
+            "type": "error",
+            "error": {"type": kind, "message": message},
+            "request_id": request_id,
+        }
+        return Rendered(status, self.headers(ctx, request_id), dump(body))
+
+    def render_not_found(self, message: str, ctx: WireContext) -> Rendered:
+        return self.error(ctx, 404, "not_found_error", message)
+
+    def render_fault(self, fault: Fault, ctx: WireContext) -> Rendered:
+        kind = fault.kind
+        if kind == "rate_limit":
+            return self._rate_limited(fault, ctx)
+        if kind == "quota_exhausted":
+            # Anthropic has no quota-specific 429: an empty balance is this 400.
+            message = fault_message(
+                fault,
+                "Your credit balance is too low to access the Anthropic API. "
+                "Please go to Plans & Billing to upgrade or purchase credits.",
+            )
+            return self.error(ctx, 400, "invalid_request_error", message)
+        if kind == "overloaded":
+            return self.error(ctx, 529, "overloaded_error", fault_message(fault, "Overloaded"))
+        if kind == "server_error":
+            status = fault.status or 500
+            text = _SERVER_ERRORS.get(status, "Internal server error")
+            return self.error(ctx, status, "api_error", fault_message(fault, text))
+        if kind == "unauthorized":
+            message = fault_message(fault, "invalid x-api-key")
+            return self.error(ctx, 401, "authentication_error", message)
+        if kind == "wrong_shape":
+            body = fault.body
+            if body is None:
+                body = {"id": ctx.ids.anthropic_message(), "type": "message", "model": ctx.model}
+            return Rendered(200, self.headers(ctx), dump(body))
+        message = fault_message(fault, "Invalid request.")
+        return self.error(ctx, fault.status or 400, "invalid_request_error", message)
+
+    def _rate_limited(self, fault: Fault, ctx: WireContext) -> Rendered:
+        limit = ctx.rate.limit if ctx.rate else _FAULT_REQUEST_LIMIT
+        message = (
+            "This request would exceed the rate limit for your organization "
+            f"(00000000-0000-4000-8000-00000000e1a7) of {limit} requests per minute. "
+            "For details, refer to: https://docs.claude.com/en/api/rate-limits. "
+            "You can see the response headers for current usage. "
+            "Please reduce the prompt length or the maximum tokens requested, "
+            "or try again later."
+        )
+        rendered = self.error(ctx, 429, "rate_limit_error", message)
+        if ctx.rate is None:
+            reset = fault.retry_after if fault.retry_after is not None else 1.0
+            snapshot = RateSnapshot(limit=limit, remaining=0, reset_after=reset)
+            rendered.headers.update(self.rate_headers(snapshot, ctx.now))
+        rendered.headers.update(retry_headers(fault))
+        return rendered
+
+    def rate_headers(self, rate: RateSnapshot, now: float) -> Headers:
+        reset = rfc3339(now + rate.reset_after)
+        return {
+            "anthropic-ratelimit-requests-limit": str(rate.limit),
+            "anthropic-ratelimit-requests-remaining": str(rate.remaining),
+            "anthropic-ratelimit-requests-reset": reset,
+            "anthropic-ratelimit-tokens-limit": str(_TOKEN_LIMIT),
+            "anthropic-ratelimit-tokens-remaining": str(_TOKEN_LIMIT),
+            "anthropic-ratelimit-tokens-reset": rfc3339(int(now)),
+        }
+
+    def validate(self, body: dict[str, Any]) -> str | None:
+        for name in ("model", "max_tokens", "messages"):
+            if name not in body:
+                return f"{name}: Field required"
+        return None
+
+    def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
+        names: dict[str, str] = {}
+        results: list[ToolResultView] = []
+        for raw in as_list(body.get("messages")):
+            for raw_block in as_list(as_object(raw).get("content")):
+                block = as_object(raw_block)
+                if block.get("type") == "tool_use":
+                    call_id, name = as_str(block.get("id")), as_str(block.get("name"))
+                    if call_id is not None and name is not None:
+                        names[call_id] = name
+                elif block.get("type") == "tool_result":
+                    call_id = as_str(block.get("tool_use_id"))
+                    name = names.get(call_id) if call_id is not None else None
+                    failed = block.get("is_error") is True
+                    results.append(ToolResultView(call_id, name, block.get("content"), failed))
+        return tuple(results)
+
+    def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
+        names = (as_str(as_object(tool).get("name")) for tool in as_list(body.get("tools")))
+        return tuple(name for name in names if name is not None)

@@ -1,0 +1,99 @@
+"""The contract every wire format implements, and the helpers they share."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..faults import Fault
+from ..formats import IdSource, seconds_text
+from ..ratelimit import RateSnapshot
+from ..records import Provider, ToolResultView
+from ..turns import Turn
+
+__all__ = [
+    "Headers",
+    "Rendered",
+    "WireContext",
+    "WireFormat",
+    "fault_message",
+    "retry_headers",
+]
+
+Headers = dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class WireContext:
+    """Everything a wire format needs to render one answer."""
+
+    model: str
+    body: dict[str, Any]
+    now: float
+    ids: IdSource
+    rate: RateSnapshot | None = None
+    google_call_ids: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A complete HTTP answer before transport-level faults are applied."""
+
+    status: int
+    headers: Headers
+    body: bytes
+
+
+class WireFormat(Protocol):
+    """One provider's wire: turns, faults and rate-limit state rendered as it sends them."""
+
+    provider: Provider
+
+    def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
+        """A 200 with the turn in the provider's response body."""
+        ...
+
+    def render_fault(self, fault: Fault, ctx: WireContext) -> Rendered:
+        """A status fault (429, 4xx, 5xx) or `wrong_shape`, in the provider's error body."""
+        ...
+
+    def render_not_found(self, message: str, ctx: WireContext) -> Rendered:
+        """404 in the provider's error body."""
+        ...
+
+    def rate_headers(self, rate: RateSnapshot, now: float) -> Headers:
+        """Rate-limit headers sent on every response while the rate limiter is on."""
+        ...
+
+    def validate(self, body: dict[str, Any]) -> str | None:
+        """A 400 message when required fields are missing, else None."""
+        ...
+
+    def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
+        """The tool results the request carries, in order."""
+        ...
+
+    def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
+        """Names of the tools the request declares."""
+        ...
+
+
+def fault_message(fault: Fault, default: str | Callable[[], str]) -> str:
+    """The fault's own message if it has one, else the provider's default text."""
+    if fault.message is not None:
+        return fault.message
+    return default if isinstance(default, str) else default()
+
+
+def retry_headers(fault: Fault) -> Headers:
+    """`retry-after` (seconds) and/or `retry-after-ms`, as the fault's header style asks."""
+    wait, style = fault.retry_after, fault.header_style
+    if wait is None or style is None:
+        return {}
+    headers: Headers = {}
+    if style in ("seconds", "both"):
+        headers["retry-after"] = seconds_text(wait)
+    if style in ("ms", "both"):
+        headers["retry-after-ms"] = seconds_text(wait * 1000.0)
+    return headers

@@ -1,0 +1,224 @@
+"""Gemini API `models/{model}:generateContent` on the wire (camelCase JSON)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..faults import Fault
+from ..formats import as_list, as_object, as_str, dump, proto_duration
+from ..ratelimit import RateSnapshot
+from ..records import Provider, ToolResultView
+from ..turns import Turn
+from .base import Headers, Rendered, WireContext, fault_message
+
+__all__ = ["GoogleWire"]
+
+_FINISH_REASONS = {"stop": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
+_SERVER_ERRORS = {
+    500: (
+        "INTERNAL",
+        "An internal error has occurred. Please retry or report in "
+        "https://developers.generativeai.google/guide/troubleshooting",
+    ),
+    502: ("UNAVAILABLE", "The service is currently unavailable."),
+    503: ("UNAVAILABLE", "The service is currently unavailable."),
+    504: ("DEADLINE_EXCEEDED", "The request timed out. Please try again."),
+}
+_HELP = {
+    "@type": "type.googleapis.com/google.rpc.Help",
+    "links": [
+        {
+            "description": "Learn more about Gemini API quotas",
+            "url": "https://ai.google.dev/gemini-api/docs/rate-limits",
+        }
+    ],
+}
+_QUOTAS = {
+    "rate_limit": (
+        "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+        "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+        "10",
+    ),
+    "quota_exhausted": (
+        "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+        "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+        "250",
+    ),
+}
+_SAFETY_RATINGS = [
+    {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True},
+    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT", "probability": "NEGLIGIBLE"},
+]
+
+
+class GoogleWire:
+    """Candidates, `usageMetadata`, and `{"error": {code, message, status, details}}`."""
+
+    provider: Provider = "google"
+
+    def headers(self, ctx: WireContext) -> Headers:
+        return {
+            "content-type": "application/json; charset=UTF-8",
+            "vary": "Origin, X-Origin, Referer",
+            "server": "scaffolding on HTTPServer2",
+            "server-timing": "gfet4t7; dur=1",
+            "x-xss-protection": "0",
+            "x-frame-options": "SAMEORIGIN",
+            "x-content-type-options": "nosniff",
+        }
+
+    def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
+        usage = turn.usage
+        metadata: dict[str, Any] = {
+            "promptTokenCount": usage.input_tokens,
+            "candidatesTokenCount": max(0, usage.output_tokens - usage.reasoning_tokens),
+            "totalTokenCount": usage.input_tokens + usage.output_tokens,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": usage.input_tokens}],
+        }
+        if usage.cached_tokens:
+            metadata["cachedContentTokenCount"] = usage.cached_tokens
+        if usage.reasoning_tokens:
+            metadata["thoughtsTokenCount"] = usage.reasoning_tokens
+        body: dict[str, Any] = {}
+        if turn.finish == "refusal":
+            # Gemini has no refusal finish reason: the closest is a blocked prompt.
+            body["promptFeedback"] = {"blockReason": "SAFETY", "safetyRatings": _SAFETY_RATINGS}
+            metadata = {
+                "promptTokenCount": usage.input_tokens,
+                "totalTokenCount": usage.input_tokens,
+            }
+        else:
+            body["candidates"] = [self._candidate(turn, ctx)]
+        body["usageMetadata"] = metadata
+        body["modelVersion"] = ctx.model
+        body["responseId"] = ctx.ids.google_response()
+        return Rendered(200, self.headers(ctx), dump(body))
+
+    def _candidate(self, turn: Turn, ctx: WireContext) -> dict[str, Any]:
+        parts: list[dict[str, Any]] = []
+        if turn.content is not None:
+            parts.append({"text": turn.content})
+        for call in turn.calls:
+            function_call: dict[str, Any] = {"name": call.name, "args": call.arguments}
+            if ctx.google_call_ids:
+                function_call["id"] = call.id or ctx.ids.google_call()
+            parts.append({"functionCall": function_call})
+        candidate: dict[str, Any] = {}
+        if parts:
+            candidate["content"] = {"parts": parts, "role": "model"}
+        candidate["finishReason"] = _FINISH_REASONS.get(turn.finish, "STOP")
+        if turn.finish == "content_filter":
+            candidate["safetyRatings"] = _SAFETY_RATINGS
+        elif turn.calls:
+            candidate["finishMessage"] = "Model generated function call(s)."
+        candidate["index"] = 0
+        return candidate
+
+    def error(
+        self,
+        ctx: WireContext,
+        status: int,
+        code: str,
+        message: str,
+        details: list[dict[str, Any]] | None = None,
+    ) -> Rendered:
+        """`{"error": {code, message, status[, details]}}`."""
+        error: dict[str, Any] = {"code": status, "message": message, "status": code}
+        if details:
+            error["details"] = details
+        return Rendered(status, self.headers(ctx), dump({"error": error}))
+
+    def render_not_found(self, message: str, ctx: WireContext) -> Rendered:
+        return self.error(ctx, 404, "NOT_FOUND", message)
+
+    def render_fault(self, fault: Fault, ctx: WireContext) -> Rendered:
+        kind = fault.kind
+        if kind in ("rate_limit", "quota_exhausted"):
+            return self._exhausted(fault, ctx)
+        if kind == "overloaded":
+            message = fault_message(fault, "The model is overloaded. Please try again later.")
+            return self.error(ctx, 503, "UNAVAILABLE", message)
+        if kind == "server_error":
+            status = fault.status or 500
+            code, text = _SERVER_ERRORS.get(status, ("INTERNAL", "Internal error encountered."))
+            return self.error(ctx, status, code, fault_message(fault, text))
+        if kind == "unauthorized":
+            details = [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "API_KEY_INVALID",
+                    "domain": "googleapis.com",
+                    "metadata": {"service": "generativelanguage.googleapis.com"},
+                }
+            ]
+            message = fault_message(fault, "API key not valid. Please pass a valid API key.")
+            return self.error(ctx, 401, "UNAUTHENTICATED", message, details)
+        if kind == "wrong_shape":
+            body = fault.body
+            if body is None:
+                body = {"modelVersion": ctx.model, "responseId": ctx.ids.google_response()}
+            return Rendered(200, self.headers(ctx), dump(body))
+        message = fault_message(fault, "Request contains an invalid argument.")
+        return self.error(ctx, fault.status or 400, "INVALID_ARGUMENT", message)
+
+    def _exhausted(self, fault: Fault, ctx: WireContext) -> Rendered:
+        metric, quota_id, value = _QUOTAS[fault.kind]
+        if ctx.rate is not None and fault.kind == "rate_limit":
+            value = str(ctx.rate.limit)
+        violation = {
+            "quotaMetric": metric,
+            "quotaId": quota_id,
+            "quotaDimensions": {"location": "global", "model": ctx.model},
+            "quotaValue": value,
+        }
+        details: list[dict[str, Any]] = [
+            _HELP,
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [violation]},
+        ]
+        wait = fault.retry_after
+        hint = ""
+        if wait is not None:
+            delay = proto_duration(wait)
+            details.append(
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}
+            )
+            hint = f"\nPlease retry in {delay}."
+        message = (
+            "You exceeded your current quota, please check your plan and billing details. "
+            "For more information on this error, head to: "
+            "https://ai.google.dev/gemini-api/docs/rate-limits.\n"
+            f"* Quota exceeded for metric: {metric}, limit: {value}, model: {ctx.model}{hint}"
+        )
+        return self.error(ctx, 429, "RESOURCE_EXHAUSTED", fault_message(fault, message), details)
+
+    def rate_headers(self, rate: RateSnapshot, now: float) -> Headers:
+        return {}  # the Gemini API sends no rate-limit headers
+
+    def validate(self, body: dict[str, Any]) -> str | None:
+        if "contents" not in body:
+            return "* GenerateContentRequest.contents: contents is not specified\n"
+        return None
+
+    def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
+        results: list[ToolResultView] = []
+        for content in as_list(body.get("contents")):
+            for part in as_list(as_object(content).get("parts")):
+                raw = as_object(part).get("functionResponse")
+                if raw is None:
+                    continue
+                response = as_object(raw).get("response")
+                failed = "error" in as_object(response)
+                name, call_id = as_str(as_object(raw).get("name")), as_str(as_object(raw).get("id"))
+                results.append(ToolResultView(call_id, name, response, failed))
+        return tuple(results)
+
+    def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
+        names: list[str] = []
+        for tool in as_list(body.get("tools")):
+            for declaration in as_list(as_object(tool).get("functionDeclarations")):
+                name = as_str(as_object(declaration).get("name"))
+                if name is not None:
+                    names.append(name)
+        return tuple(names)

@@ -1,0 +1,210 @@
+"""OpenAI Chat Completions on the wire, plus the error side both OpenAI APIs share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..faults import Fault
+from ..formats import as_list, as_object, as_str, dump, go_duration
+from ..ratelimit import RateSnapshot
+from ..records import Provider, ToolResultView
+from ..turns import Turn
+from .base import Headers, Rendered, WireContext, fault_message, retry_headers
+
+__all__ = ["OpenAIChatWire", "OpenAIWireBase"]
+
+# Quiet defaults for the token limits, which the emulator does not model.
+_TOKEN_LIMIT = 2_000_000
+_FAULT_REQUEST_LIMIT = 500
+
+_SERVER_ERRORS = {
+    500: "The server had an error while processing your request. Sorry about that!",
+    502: "Bad gateway.",
+    503: "The server is overloaded or not ready yet.",
+    504: "Gateway timeout.",
+}
+_FINISH_REASONS = {"stop": "stop", "length": "length", "content_filter": "content_filter"}
+
+
+class OpenAIWireBase:
+    """Headers, rate-limit headers and error bodies shared by Chat and Responses."""
+
+    provider: Provider = "openai"
+
+    def headers(self, ctx: WireContext) -> Headers:
+        return {
+            "content-type": "application/json",
+            "x-request-id": ctx.ids.openai_request(),
+            "openai-version": "2020-10-01",
+            "openai-processing-ms": "1",
+            "access-control-expose-headers": "X-Request-ID",
+        }
+
+    def rate_headers(self, rate: RateSnapshot, now: float) -> Headers:
+        return {
+            "x-ratelimit-limit-requests": str(rate.limit),
+            "x-ratelimit-limit-tokens": str(_TOKEN_LIMIT),
+            "x-ratelimit-remaining-requests": str(rate.remaining),
+            "x-ratelimit-remaining-tokens": str(_TOKEN_LIMIT),
+            "x-ratelimit-reset-requests": go_duration(rate.reset_after),
+            "x-ratelimit-reset-tokens": "0s",
+        }
+
+    def error(
+        self,
+        ctx: WireContext,
+        status: int,
+        message: str,
+        kind: str,
+        code: str | None,
+        param: str | None = None,
+    ) -> Rendered:
+        """`{"error": {message, type, param, code}}`, as every OpenAI error is sent."""
+        body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+        return Rendered(status, self.headers(ctx), dump(body))
+
+    def render_not_found(self, message: str, ctx: WireContext) -> Rendered:
+        return self.error(ctx, 404, message, "invalid_request_error", None)
+
+    def render_fault(self, fault: Fault, ctx: WireContext) -> Rendered:
+        kind = fault.kind
+        if kind == "rate_limit":
+            return self._rate_limited(fault, ctx)
+        if kind == "quota_exhausted":
+            message = fault_message(
+                fault,
+                "You exceeded your current quota, please check your plan and billing details. "
+                "For more information on this error, read the docs: "
+                "https://platform.openai.com/docs/guides/error-codes/api-errors.",
+            )
+            return self.error(ctx, 429, message, "insufficient_quota", "insufficient_quota")
+        if kind in ("server_error", "overloaded"):
+            status = fault.status or 503
+            text = _SERVER_ERRORS.get(status, "The server had an error processing your request.")
+            return self.error(ctx, status, fault_message(fault, text), "server_error", None)
+        if kind == "unauthorized":
+            message = fault_message(
+                fault,
+                "Incorrect API key provided: sk-emula**ator. You can find your API key at "
+                "https://platform.openai.com/account/api-keys.",
+            )
+            return self.error(ctx, 401, message, "invalid_request_error", "invalid_api_key")
+        if kind == "wrong_shape":
+            body = fault.body if fault.body is not None else self.wrong_shape(ctx)
+            return Rendered(200, self.headers(ctx), dump(body))
+        message = fault_message(fault, "Invalid request.")
+        return self.error(
+            ctx, fault.status or 400, message, "invalid_request_error", fault.code, fault.param
+        )
+
+    def wrong_shape(self, ctx: WireContext) -> dict[str, Any]:
+        return {"foo": 1}
+
+    def _rate_limited(self, fault: Fault, ctx: WireContext) -> Rendered:
+        wait = fault.retry_after
+        limit = ctx.rate.limit if ctx.rate else _FAULT_REQUEST_LIMIT
+        hint = f" Please try again in {go_duration(wait)}." if wait is not None else ""
+        message = (
+            f"Rate limit reached for {ctx.model or 'default'} in organization "
+            f"org-wink-emulator on requests per min (RPM): Limit {limit}, Used {limit}, "
+            f"Requested 1.{hint} Visit https://platform.openai.com/account/rate-limits "
+            "to learn more."
+        )
+        rendered = self.error(ctx, 429, message, "requests", "rate_limit_exceeded")
+        headers = rendered.headers
+        if ctx.rate is None:
+            reset = wait if wait is not None else 1.0
+            snapshot = RateSnapshot(limit=limit, remaining=0, reset_after=reset)
+            headers.update(self.rate_headers(snapshot, ctx.now))
+        headers.update(retry_headers(fault))
+        return rendered
+
+
+class OpenAIChatWire(OpenAIWireBase):
+    """`POST /v1/chat/completions`."""
+
+    provider: Provider = "openai"
+
+    def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
+        refused = turn.finish == "refusal"
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": None if refused else turn.content,
+            "refusal": turn.content if refused else None,
+            "annotations": [],
+        }
+        if turn.calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id or ctx.ids.openai_call(),
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments_json()},
+                }
+                for call in turn.calls
+            ]
+        finish = _FINISH_REASONS.get(turn.finish, "stop")
+        if turn.calls and finish == "stop":
+            finish = "tool_calls"
+        usage = turn.usage
+        body = {
+            "id": ctx.ids.openai_completion(),
+            "object": "chat.completion",
+            "created": int(ctx.now),
+            "model": ctx.model,
+            "choices": [
+                {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+            ],
+            "usage": {
+                "prompt_tokens": usage.input_tokens,
+                "completion_tokens": usage.output_tokens,
+                "total_tokens": usage.input_tokens + usage.output_tokens,
+                "prompt_tokens_details": {"cached_tokens": usage.cached_tokens, "audio_tokens": 0},
+                "completion_tokens_details": {
+                    "reasoning_tokens": usage.reasoning_tokens,
+                    "audio_tokens": 0,
+                    "accepted_prediction_tokens": 0,
+                    "rejected_prediction_tokens": 0,
+                },
+            },
+            "service_tier": "default",
+            "system_fingerprint": ctx.ids.fingerprint(),
+        }
+        return Rendered(200, self.headers(ctx), dump(body))
+
+    def wrong_shape(self, ctx: WireContext) -> dict[str, Any]:
+        return {
+            "id": ctx.ids.openai_completion(),
+            "object": "chat.completion",
+            "created": int(ctx.now),
+            "model": ctx.model,
+            "choices": None,
+        }
+
+    def validate(self, body: dict[str, Any]) -> str | None:
+        for name in ("model", "messages"):
+            if name not in body:
+                return f"Missing required parameter: '{name}'."
+        return None
+
+    def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
+        names: dict[str, str] = {}
+        results: list[ToolResultView] = []
+        for raw in as_list(body.get("messages")):
+            message = as_object(raw)
+            for call in as_list(message.get("tool_calls")):
+                call_id = as_str(as_object(call).get("id"))
+                name = as_str(as_object(as_object(call).get("function")).get("name"))
+                if call_id is not None and name is not None:
+                    names[call_id] = name
+            if message.get("role") == "tool":
+                call_id = as_str(message.get("tool_call_id"))
+                name = names.get(call_id) if call_id is not None else None
+                results.append(ToolResultView(call_id, name, message.get("content"), None))
+        return tuple(results)
+
+    def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
+        names = (
+            as_str(as_object(as_object(tool).get("function")).get("name"))
+            for tool in as_list(body.get("tools"))
+        )
+        return tuple(name for name in names if name is not None)

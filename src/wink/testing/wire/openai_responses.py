@@ -1,0 +1,114 @@
+"""OpenAI Responses API (`POST /v1/responses`) on the wire; errors are Chat's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..formats import as_list, as_object, as_str, dump
+from ..records import Provider, ToolResultView
+from ..turns import Turn
+from .base import Rendered, WireContext
+from .openai import OpenAIWireBase
+
+__all__ = ["OpenAIResponsesWire"]
+
+_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+
+
+class OpenAIResponsesWire(OpenAIWireBase):
+    """`POST /v1/responses`: output items, `call_id`s and `fc_` item ids."""
+
+    provider: Provider = "openai-responses"
+
+    def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
+        output = self._output(turn, ctx)
+        incomplete = _INCOMPLETE.get(turn.finish)
+        usage = turn.usage
+        request = ctx.body
+        body: dict[str, Any] = {
+            "id": ctx.ids.response(),
+            "object": "response",
+            "created_at": int(ctx.now),
+            "status": "incomplete" if incomplete else "completed",
+            "error": None,
+            "incomplete_details": {"reason": incomplete} if incomplete else None,
+            "instructions": request.get("instructions"),
+            "max_output_tokens": request.get("max_output_tokens"),
+            "model": ctx.model,
+            "output": output,
+            "parallel_tool_calls": request.get("parallel_tool_calls", True),
+            "previous_response_id": request.get("previous_response_id"),
+            "reasoning": {"effort": None, "summary": None},
+            "store": request.get("store", True),
+            "temperature": request.get("temperature", 1.0),
+            "text": request.get("text", {"format": {"type": "text"}}),
+            "tool_choice": request.get("tool_choice", "auto"),
+            "tools": request.get("tools", []),
+            "top_p": request.get("top_p", 1.0),
+            "truncation": "disabled",
+            "usage": {
+                "input_tokens": usage.input_tokens,
+                "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+                "output_tokens": usage.output_tokens,
+                "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+                "total_tokens": usage.input_tokens + usage.output_tokens,
+            },
+            "user": None,
+            "metadata": request.get("metadata", {}),
+        }
+        return Rendered(200, self.headers(ctx), dump(body))
+
+    def _output(self, turn: Turn, ctx: WireContext) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        if turn.content is not None:
+            if turn.finish == "refusal":
+                part: dict[str, Any] = {"type": "refusal", "refusal": turn.content}
+            else:
+                part = {"type": "output_text", "text": turn.content, "annotations": []}
+            items.append(
+                {
+                    "id": ctx.ids.response_item("msg"),
+                    "type": "message",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [part],
+                }
+            )
+        items.extend(
+            {
+                "id": ctx.ids.response_item("fc"),
+                "type": "function_call",
+                "status": "completed",
+                "call_id": call.id or ctx.ids.openai_call(),
+                "name": call.name,
+                "arguments": call.arguments_json(),
+            }
+            for call in turn.calls
+        )
+        return items
+
+    def wrong_shape(self, ctx: WireContext) -> dict[str, Any]:
+        return {"id": ctx.ids.response(), "object": "response", "output": None}
+
+    def validate(self, body: dict[str, Any]) -> str | None:
+        if "model" not in body:
+            return "Missing required parameter: 'model'."
+        return None
+
+    def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
+        names: dict[str, str] = {}
+        results: list[ToolResultView] = []
+        for raw in as_list(body.get("input")):
+            item = as_object(raw)
+            kind = item.get("type")
+            call_id = as_str(item.get("call_id"))
+            if kind == "function_call" and call_id is not None:
+                names[call_id] = as_str(item.get("name")) or ""
+            elif kind == "function_call_output":
+                name = names.get(call_id) if call_id is not None else None
+                results.append(ToolResultView(call_id, name, item.get("output"), None))
+        return tuple(results)
+
+    def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
+        names = (as_str(as_object(tool).get("name")) for tool in as_list(body.get("tools")))
+        return tuple(name for name in names if name is not None)

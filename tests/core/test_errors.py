@@ -1,0 +1,130 @@
+"""The exception tree: documented in errors.py's docstring, with fields and readable text."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+import wink
+from wink.core import errors
+from wink.core.errors import (
+    CircularDependencyError,
+    PromptEvaluationError,
+    PromptValidationError,
+    ThrottleDetails,
+    ThrottleError,
+    VisibilityExpansionRequired,
+    WinkError,
+)
+
+
+def _documented_tree() -> dict[str, str]:
+    """child -> parent, read from the bullet list in the module docstring."""
+    parents: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for line in (errors.__doc__ or "").splitlines():
+        stripped = line.lstrip()
+        if stripped[:2] not in {"* ", "- ", "+ "}:
+            continue
+        depth = len(line) - len(stripped)
+        name = stripped[2:].strip()
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        if stack:
+            parents[name] = stack[-1][1]
+        stack.append((depth, name))
+    return parents
+
+
+def _actual_tree() -> dict[str, str]:
+    parents: dict[str, str] = {}
+
+    def walk(cls: type[BaseException]) -> None:
+        for sub in cls.__subclasses__():
+            if sub.__module__ == errors.__name__:
+                parents[sub.__name__] = cls.__name__
+                walk(sub)
+
+    walk(WinkError)
+    return parents
+
+
+def test_docstring_tree_matches_classes() -> None:
+    assert _documented_tree() == _actual_tree()
+
+
+def test_every_error_is_exported_from_wink() -> None:
+    for name in _actual_tree():
+        assert getattr(wink, name) is getattr(errors, name)
+
+
+@pytest.mark.parametrize(
+    ("cls", "bases"),
+    [
+        (errors.ToolValidationError, (WinkError, ValueError)),
+        (errors.DeadlineExceededError, (WinkError, RuntimeError)),
+        (errors.SnapshotError, (WinkError, RuntimeError)),
+        (errors.SnapshotRestoreError, (errors.SnapshotError,)),
+        (errors.TransactionError, (WinkError, RuntimeError)),
+        (errors.RestoreFailedError, (errors.TransactionError,)),
+        (errors.PromptValidationError, (errors.PromptError,)),
+        (errors.PromptRenderError, (errors.PromptError,)),
+        (errors.VisibilityExpansionRequired, (errors.PromptError,)),
+        (ThrottleError, (PromptEvaluationError,)),
+        (errors.UnboundResourceError, (errors.ResourceError,)),
+        (errors.CircularDependencyError, (errors.ResourceError,)),
+        (errors.DuplicateBindingError, (errors.ResourceError,)),
+        (errors.ProviderError, (errors.ResourceError,)),
+    ],
+)
+def test_bases_follow_the_design_table(cls: type, bases: tuple[type, ...]) -> None:
+    for base in bases:
+        assert issubclass(cls, base)
+    assert issubclass(cls, WinkError)
+
+
+def test_prompt_error_fields_and_text() -> None:
+    error = PromptValidationError(
+        "unknown placeholder", section_path=["guide", "intro"], placeholder="x", dataclass_type=int
+    )
+    assert error.section_path == ("guide", "intro")
+    assert error.placeholder == "x"
+    assert error.dataclass_type is int
+    assert str(error) == "unknown placeholder (section guide.intro)"
+    assert "placeholder='x'" in repr(error)
+
+
+def test_evaluation_error_reads_like_a_sentence() -> None:
+    error = PromptEvaluationError(
+        "HTTP 400: bad", prompt_name="p", phase="request", provider_payload={"code": "x"}
+    )
+    assert str(error) == "request failed for prompt 'p': HTTP 400: bad"
+    assert error.provider_payload == {"code": "x"}
+    assert "phase='request'" in repr(error)
+
+
+def test_throttle_error_says_kind_attempts_and_wait() -> None:
+    details = ThrottleDetails(kind="rate_limit", retry_after=1.5, attempts=3, retry_safe=True)
+    error = ThrottleError("HTTP 429: slow down", prompt_name="p", details=details)
+    assert error.phase == "request"
+    assert (
+        str(error)
+        == "rate_limit for prompt 'p' after 3 attempts, retry after 1.5s: HTTP 429: slow down"
+    )
+    assert isinstance(error, PromptEvaluationError)
+
+
+def test_visibility_and_cycle_fields() -> None:
+    expansion = VisibilityExpansionRequired("open", requested_overrides={("a",): "full"})
+    assert expansion.requested_overrides == {("a",): "full"}
+    cycle = CircularDependencyError("A -> B -> A", cycle=[int, str, int])
+    assert cycle.cycle == (int, str, int)
+    assert cycle.protocol is int
+
+
+def test_throttle_details_is_frozen_and_picklable() -> None:
+    details = ThrottleDetails(kind="overloaded")
+    with pytest.raises(AttributeError):
+        details.kind = "timeout"  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(details)) == details

@@ -1,0 +1,289 @@
+"""The evaluation loop, driven by the scripted in-process adapter (no wire, no SDK)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wink import (
+    Budget,
+    Deadline,
+    DeadlineExceededError,
+    MarkdownSection,
+    Prompt,
+    PromptEvaluationError,
+    PromptExecuted,
+    PromptRendered,
+    RetryPolicy,
+    Session,
+    ThrottleDetails,
+    ThrottleError,
+    Tool,
+    ToolContext,
+    ToolInvoked,
+    ToolResult,
+    Usage,
+    WinkError,
+)
+from wink.core.messages import ModelRequest, ModelResponse, ToolResultMessage
+from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
+
+
+@dataclass(frozen=True)
+class CityParams:
+    city: str
+
+
+@dataclass(frozen=True)
+class Weather:
+    summary: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    city: str
+    degrees: int
+
+
+def weather(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
+    if params.city != "Paris":
+        return ToolResult.error(f"no station in {params.city}", code="not_found")
+    return ToolResult.ok(Weather("sunny"), message="report")
+
+
+def crash(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
+    raise RuntimeError("sensor offline")
+
+
+def make_prompt(output_type: type[Any] | None = None) -> Prompt:
+    return Prompt(
+        name="weather",
+        sections=[
+            MarkdownSection(
+                key="task",
+                title="Task",
+                template="Weather in Paris?",
+                tools=[
+                    Tool(name="weather", description="Weather by city", handler=weather),
+                    Tool(name="crash", description="Always crashes", handler=crash),
+                ],
+            )
+        ],
+        output_type=output_type,
+    )
+
+
+FAST = RetryPolicy(max_attempts=3, initial_delay=0.001, max_delay=0.002)
+
+
+def tool_messages(request: ModelRequest) -> list[ToolResultMessage]:
+    return [m for m in request.messages if isinstance(m, ToolResultMessage)]
+
+
+def test_tool_failures_go_back_and_the_model_recovers() -> None:
+    adapter = ScriptedAdapter(
+        [
+            tool_turn(
+                call("weather", '{"city": "Lyon"}', id="a"),
+                call("crash", {"city": "Paris"}, id="b"),
+                call("nope", {}, id="c"),
+                call("weather", "{broken", id="d"),
+                call("weather", {"town": "Paris"}, id="e"),
+            ),
+            tool_turn(call("weather", {"city": "Paris"}, id="f")),
+            final("It is sunny in Paris."),
+        ],
+        retry_policy=FAST,
+    )
+    session = Session()
+    response = adapter.evaluate(make_prompt(), session=session)
+    assert response.text == "It is sunny in Paris."
+    assert response.rounds == 3
+    assert response.usage == Usage(input_tokens=30, output_tokens=15, requests=3)
+    failures = tool_messages(adapter.requests[1])
+    assert [m.success for m in failures] == [False] * 5
+    assert failures[0].content == "no station in Lyon"
+    assert failures[1].content == "RuntimeError: sensor offline"
+    assert failures[2].content.startswith("Unknown tool 'nope'")
+    assert "not valid JSON" in failures[3].content
+    assert "city: Field required" in failures[4].content
+    events = session[ToolInvoked]
+    assert [e.call_id for e in events] == ["a", "b", "c", "d", "e", "f"]
+    assert [e.result.success for e in events] == [False] * 5 + [True]
+    assert isinstance(events[1].error, RuntimeError)
+    assert len(session[PromptRendered]) == 1
+    assert session[PromptExecuted][0].text == response.text
+    assert response.tool_invocations == events
+
+
+def test_structured_output_is_parsed() -> None:
+    adapter = ScriptedAdapter([final({"city": "Paris", "degrees": 21})])
+    response = adapter.evaluate(make_prompt(Answer), session=Session())
+    assert response.output == Answer("Paris", 21)
+    assert adapter.requests[0].output is not None
+    assert adapter.requests[0].output.name == "Answer"
+
+
+def test_structured_output_that_does_not_parse_is_a_response_error() -> None:
+    adapter = ScriptedAdapter([final({"city": "Paris"})])
+    with pytest.raises(PromptEvaluationError) as info:
+        adapter.evaluate(make_prompt(Answer), session=Session())
+    assert info.value.phase == "response"
+    assert "Answer" in str(info.value)
+
+
+@pytest.mark.parametrize("reason", ["length", "content_filter", "refusal"])
+def test_unfinished_answers_are_response_errors(reason: str) -> None:
+    response = ModelResponse(text="partial", finish_reason=reason, raw={"id": "x"})  # type: ignore[arg-type]
+    adapter = ScriptedAdapter([response])
+    with pytest.raises(PromptEvaluationError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    assert info.value.phase == "response"
+    assert info.value.provider_payload == {"id": "x"}
+
+
+def test_empty_answer_is_a_response_error() -> None:
+    with pytest.raises(PromptEvaluationError, match="neither text nor tool calls"):
+        ScriptedAdapter([final("")]).evaluate(make_prompt(), session=Session())
+
+
+def test_throttle_is_retried_then_succeeds() -> None:
+    throttle = ThrottleError(
+        "HTTP 429", prompt_name="weather", details=ThrottleDetails("rate_limit", retry_after=0.001)
+    )
+    adapter = ScriptedAdapter([throttle, final("ok")], retry_policy=FAST)
+    assert adapter.evaluate(make_prompt(), session=Session()).text == "ok"
+
+
+def test_throttle_gives_up_with_attempts_counted() -> None:
+    def throttled() -> ThrottleError:
+        return ThrottleError(
+            "HTTP 503", prompt_name="weather", details=ThrottleDetails("overloaded")
+        )
+
+    adapter = ScriptedAdapter([throttled(), throttled(), throttled()], retry_policy=FAST)
+    with pytest.raises(ThrottleError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    assert info.value.details.attempts == 3
+    assert len(adapter.requests) == 3
+
+
+def test_quota_exhausted_is_not_retried() -> None:
+    quota = ThrottleError(
+        "HTTP 429",
+        prompt_name="weather",
+        details=ThrottleDetails("quota_exhausted", retry_safe=False),
+    )
+    adapter = ScriptedAdapter([quota, final("never")], retry_policy=FAST)
+    with pytest.raises(ThrottleError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    assert info.value.details.kind == "quota_exhausted"
+    assert len(adapter.requests) == 1
+
+
+def test_request_errors_are_not_retried() -> None:
+    bad = PromptEvaluationError("HTTP 400", prompt_name="weather", phase="request")
+    adapter = ScriptedAdapter([bad, final("never")], retry_policy=FAST)
+    with pytest.raises(PromptEvaluationError):
+        adapter.evaluate(make_prompt(), session=Session())
+    assert len(adapter.requests) == 1
+
+
+def test_budget_on_requests_and_tokens() -> None:
+    loop = [tool_turn(call("weather", {"city": "Paris"})) for _ in range(5)]
+    with pytest.raises(PromptEvaluationError) as info:
+        ScriptedAdapter(loop).evaluate(
+            make_prompt(), session=Session(), budget=Budget(max_requests=2)
+        )
+    assert info.value.phase == "budget"
+    big = final("ok", usage=Usage(input_tokens=500, output_tokens=1))
+    with pytest.raises(PromptEvaluationError, match="input tokens"):
+        ScriptedAdapter([big]).evaluate(
+            make_prompt(), session=Session(), budget=Budget(max_input_tokens=100)
+        )
+
+
+def test_deadline_stops_before_the_request() -> None:
+    with pytest.raises(DeadlineExceededError):
+        ScriptedAdapter([final("x")]).evaluate(
+            make_prompt(), session=Session(), deadline=Deadline(at=-0.1)
+        )
+
+
+def test_consecutive_failed_rounds_end_the_run() -> None:
+    loop = [tool_turn(call("crash", {"city": "x"})) for _ in range(10)]
+    adapter = ScriptedAdapter(loop, max_failed_tool_rounds=3)
+    with pytest.raises(PromptEvaluationError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    assert info.value.phase == "tool"
+    assert "3 consecutive tool rounds failed" in str(info.value)
+    assert "sensor offline" in str(info.value)
+
+
+def test_graceful_false_per_call_aborts() -> None:
+    adapter = ScriptedAdapter([tool_turn(call("crash", {"city": "x"})), final("no")])
+    with pytest.raises(PromptEvaluationError) as info:
+        adapter.evaluate(make_prompt(), session=Session(), graceful_tool_errors=False)
+    assert info.value.phase == "tool"
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_unexpected_exceptions_become_wink_errors() -> None:
+    adapter = ScriptedAdapter([ZeroDivisionError("bug in a translator")])
+    with pytest.raises(PromptEvaluationError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def test_evaluate_works_inside_a_running_loop() -> None:
+    async def main() -> str | None:
+        adapter = ScriptedAdapter([final("from inside a loop")])
+        return adapter.evaluate(make_prompt(), session=Session()).text
+
+    assert asyncio.run(main()) == "from inside a loop"
+
+
+async def test_evaluate_async() -> None:
+    adapter = ScriptedAdapter([tool_turn(call("weather", {"city": "Paris"})), final("done")])
+    response = await adapter.evaluate_async(make_prompt(), session=Session())
+    assert response.text == "done"
+
+
+steps = st.lists(
+    st.one_of(
+        st.builds(
+            lambda name, args: tool_turn(call(name, args)),
+            st.sampled_from(["weather", "crash", "nope"]),
+            st.one_of(st.text(max_size=10), st.fixed_dictionaries({"city": st.text(max_size=5)})),
+        ),
+        st.just(final("done")),
+        st.just(final("")),
+        st.sampled_from(
+            [
+                ThrottleError(
+                    "t",
+                    prompt_name="weather",
+                    details=ThrottleDetails("rate_limit", retry_after=0.0),
+                ),
+                PromptEvaluationError("bad", prompt_name="weather", phase="request"),
+                ValueError("translator bug"),
+                ModelResponse(text=None, finish_reason="length"),
+            ]
+        ),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(script=steps)
+def test_every_exception_escaping_the_loop_is_a_wink_error(script: list[Any]) -> None:
+    adapter = ScriptedAdapter(script, retry_policy=FAST, max_failed_tool_rounds=3)
+    with contextlib.suppress(WinkError):
+        adapter.evaluate(make_prompt(), session=Session(), budget=Budget(max_requests=8))
