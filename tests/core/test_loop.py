@@ -287,3 +287,16 @@ def test_every_exception_escaping_the_loop_is_a_wink_error(script: list[Any]) ->
     adapter = ScriptedAdapter(script, retry_policy=FAST, max_failed_tool_rounds=3)
     with contextlib.suppress(WinkError):
         adapter.evaluate(make_prompt(), session=Session(), budget=Budget(max_requests=8))
+
+
+def test_a_timeout_past_the_deadline_is_a_deadline_error() -> None:
+    import time
+
+    def slow(request: ModelRequest) -> ThrottleError:
+        time.sleep(0.06)
+        return ThrottleError("timed out", prompt_name="weather", details=ThrottleDetails("timeout"))
+
+    adapter = ScriptedAdapter([slow, final("late")], retry_policy=FAST)
+    with pytest.raises(DeadlineExceededError) as info:
+        adapter.evaluate(make_prompt(), session=Session(), deadline=Deadline(at=0.05))
+    assert isinstance(info.value.__cause__, ThrottleError)

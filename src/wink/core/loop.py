@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from .errors import PromptEvaluationError
+from .errors import DeadlineExceededError, PromptEvaluationError, ThrottleError
 from .executor import ToolExecution, ToolExecutor
 from .limits import Budget, BudgetTracker, Deadline
 from .messages import (
@@ -176,7 +176,18 @@ async def _request(
     if deadline is not None:
         deadline.check(prompt_name=request.prompt_name, step="the provider request")
     tracker.before_request()
-    response = await settings.retry_policy.call(lambda: client.request(request), deadline=deadline)
+    try:
+        response = await settings.retry_policy.call(
+            lambda: client.request(request), deadline=deadline
+        )
+    except ThrottleError as error:
+        # A request cut short by the deadline is the deadline's failure, not the provider's.
+        if deadline is not None and deadline.expired():
+            raise DeadlineExceededError(
+                f"deadline passed during the provider request ({error.details.kind})",
+                prompt_name=request.prompt_name,
+            ) from error
+        raise
     tracker.record(response.usage + _ONE_REQUEST)
     return response
 
