@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from pydantic import Field
 from rich.console import Console
@@ -131,7 +131,7 @@ class _ThrottleLog(logging.Handler):
         self.console = console
 
     def emit(self, record: logging.LogRecord) -> None:
-        arguments = record.args if isinstance(record.args, tuple) else ()
+        arguments = cast(tuple[Any, ...], record.args if isinstance(record.args, tuple) else ())
         error = arguments[1] if len(arguments) == 2 else None
         if isinstance(error, ThrottleError):
             details = error.details
@@ -145,7 +145,7 @@ class _ThrottleLog(logging.Handler):
 
 
 @contextmanager
-def _watch_throttling(console: Console) -> Iterator[None]:
+def _watch_throttling(console: Console) -> Generator[None]:
     logger = logging.getLogger("wink.throttle")
     handler, level = _ThrottleLog(console), logger.level
     logger.addHandler(handler)

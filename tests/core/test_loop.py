@@ -300,3 +300,26 @@ def test_a_timeout_past_the_deadline_is_a_deadline_error() -> None:
     with pytest.raises(DeadlineExceededError) as info:
         adapter.evaluate(make_prompt(), session=Session(), deadline=Deadline(at=0.05))
     assert isinstance(info.value.__cause__, ThrottleError)
+
+
+async def test_adapter_closes_the_clients_it_created() -> None:
+    closed: list[str] = []
+
+    class Client:
+        async def close(self) -> None:
+            closed.append("async")
+
+    adapter = ScriptedAdapter([final("one")])
+    adapter._load_client = Client  # type: ignore[method-assign]
+    async with adapter:
+        await adapter.evaluate_async(make_prompt(), session=Session())
+    assert closed == ["async"]
+
+
+def test_a_client_passed_in_is_left_open() -> None:
+    class Client:
+        def close(self) -> None:
+            raise AssertionError("the caller's client must not be closed")
+
+    with ScriptedAdapter([final("one")], client=Client()) as adapter:
+        assert adapter.evaluate(make_prompt(), session=Session()).text == "one"

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
+import json
 import threading
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Coroutine, Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Self, TypeVar, cast
 
 from ..core.errors import PromptEvaluationError, ThrottleError, WinkError
 from ..core.limits import Budget, Deadline
 from ..core.loop import LoopSettings, PromptResponse, run_evaluation
 from ..core.messages import ModelRequest, ModelResponse
 from ..core.prompt import Prompt
+from ..core.provider_errors import response_shape_error
 from ..core.session import Session
-from ..core.throttle import RequestPacer, RetryPolicy
+from ..core.throttle import RequestPacer, RetryPolicy, rate_limit_info_from_headers
 
 __all__ = ["ModelSettings", "ProviderAdapter", "run_sync"]
 
@@ -34,6 +37,17 @@ class ModelSettings:
     stop: tuple[str, ...] | None = None
     seed: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+    def to_fields(self, names: Mapping[str, str]) -> dict[str, Any]:
+        """The settings that are set, under the provider's names (`names`: ours -> theirs)."""
+        fields: dict[str, Any] = {}
+        for ours, theirs in names.items():
+            value = getattr(self, ours)
+            if value is not None:
+                fields[theirs] = (
+                    list(cast(tuple[str, ...], value)) if isinstance(value, tuple) else value
+                )
+        return fields
 
 
 class ProviderAdapter(ABC):
@@ -191,6 +205,25 @@ class ProviderAdapter(ABC):
             pacer.on_response(response.rate_limit)
         return response
 
+    def parse_body(
+        self,
+        request: ModelRequest,
+        content: bytes | str,
+        headers: Mapping[str, str] | None,
+        parse: Callable[[Any], ModelResponse],
+    ) -> ModelResponse:
+        """Decode a 2xx body with `parse`; a body that is not the documented shape is
+        `phase="response"`. Rate-limit headers feed the adapter's pacing."""
+        try:
+            response = parse(json.loads(content))
+        except ValueError as error:  # JSON errors and MalformedResponse alike
+            text = content if isinstance(content, str) else content.decode("utf-8", "replace")
+            raise response_shape_error(
+                request.prompt_name, str(error), body=text[:2000], secrets=self.secrets
+            ) from error
+        rate_limit = rate_limit_info_from_headers(headers) if headers is not None else None
+        return response if rate_limit is None else replace(response, rate_limit=rate_limit)
+
     def request_timeout(self, request: ModelRequest) -> float:
         if request.timeout is None:
             return self.timeout
@@ -215,6 +248,33 @@ class ProviderAdapter(ABC):
             self._clients[loop] = client
         return client
 
+    # ---- closing
+
+    async def aclose(self) -> None:
+        """Close the SDK client this adapter created for the running event loop.
+
+        A client passed in as `client=` belongs to the caller and is left open.
+        """
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await _close_client(client)
+
+    def close(self) -> None:
+        """Close the SDK client that `evaluate()` created on this thread's loop."""
+        run_sync(self.aclose())
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     @abstractmethod
     def _load_client(self) -> Any:
         """Build the provider's async SDK client with its own retries off."""
@@ -222,6 +282,15 @@ class ProviderAdapter(ABC):
     @abstractmethod
     async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
         """Translate, call the SDK under `_map_errors`, parse."""
+
+
+async def _close_client(client: Any) -> None:
+    closer = getattr(client, "aclose", None) or getattr(client, "close", None)
+    if closer is None:
+        return
+    outcome = closer()
+    if inspect.isawaitable(outcome):
+        await outcome
 
 
 # --- sync over async, without deadlocks

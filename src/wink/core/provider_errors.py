@@ -8,15 +8,22 @@ whether the provider said the quota is gone) and calls these functions, so a 429
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, cast
 
-from .errors import PromptEvaluationError, ThrottleDetails, ThrottleError, ThrottleKind
+from .errors import PromptEvaluationError, ThrottleDetails, ThrottleError, ThrottleKind, WinkError
 from .throttle import retry_after_from_headers
 
 __all__ = [
+    "MalformedResponse",
+    "SdkErrors",
+    "StatusFacts",
     "connection_error",
     "error_from_status",
+    "map_sdk_errors",
+    "read_count",
     "redact_secrets",
     "response_shape_error",
     "timeout_error",
@@ -142,3 +149,91 @@ def response_shape_error(
         phase="response",
         provider_payload=_payload(body, None, secrets) if body is not None else None,
     )
+
+
+# --- the one error map every adapter instantiates
+
+
+class MalformedResponse(ValueError):
+    """A provider body that is JSON but not the documented shape (raised by parsers)."""
+
+
+def read_count(counts: Mapping[str, Any], *path: str) -> int:
+    """A token count at `path` in a usage object: 0 when absent, malformed when not an int."""
+    node: Any = counts
+    for key in path:
+        if node is None:
+            return 0
+        if not isinstance(node, Mapping):
+            raise MalformedResponse(f"usage.{'.'.join(path)}: not an object on the way")
+        node = cast(Mapping[str, Any], node).get(key)
+    if node is None:
+        return 0
+    if not isinstance(node, int) or isinstance(node, bool):
+        raise MalformedResponse(f"usage.{'.'.join(path)} is not an integer")
+    return node
+
+
+@dataclass(frozen=True, slots=True)
+class StatusFacts:
+    """What an adapter reads off its SDK's HTTP-status exception."""
+
+    status: int
+    message: str
+    body: Any = None
+    headers: Mapping[str, str] | None = None
+    quota_exhausted: bool = False
+    retry_after: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SdkErrors:
+    """One SDK's exception classes, sorted into the contract's cases.
+
+    `status` exceptions carry an HTTP answer and are read by `facts`; the tuples are
+    checked in order (timeout before connection: a timeout is also a transport error).
+    """
+
+    sdk: str
+    status: tuple[type[BaseException], ...]
+    facts: Callable[[Any], StatusFacts]
+    timeout: tuple[type[BaseException], ...]
+    connection: tuple[type[BaseException], ...]
+    unreadable: tuple[type[BaseException], ...]
+    other: tuple[type[BaseException], ...] = (Exception,)
+
+
+@contextmanager
+def map_sdk_errors(
+    errors: SdkErrors, prompt_name: str, secrets: Iterable[str | None] = ()
+) -> Generator[None]:
+    """Translate what the SDK raises inside the block; the original is always chained."""
+    try:
+        yield
+    except WinkError:
+        raise
+    except errors.status as error:
+        facts = errors.facts(error)
+        raise error_from_status(
+            facts.status,
+            cast(str, redact_secrets(facts.message, secrets)),
+            prompt_name=prompt_name,
+            body=facts.body,
+            headers=facts.headers,
+            quota_exhausted=facts.quota_exhausted,
+            retry_after=facts.retry_after,
+            secrets=secrets,
+        ) from error
+    except errors.timeout as error:
+        raise timeout_error(prompt_name, error) from error
+    except errors.connection as error:
+        raise connection_error(prompt_name, error) from error
+    except errors.unreadable as error:
+        problem = f"{type(error).__name__}: {redact_secrets(str(error), secrets)}"
+        raise response_shape_error(prompt_name, problem[:500]) from error
+    except errors.other as error:
+        raise PromptEvaluationError(
+            f"{errors.sdk} failed: {type(error).__name__}: {redact_secrets(str(error), secrets)}",
+            prompt_name=prompt_name,
+            phase="request",
+        ) from error

@@ -16,6 +16,7 @@ import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -553,11 +554,17 @@ _RELAX = 0.5  # each relaxed response halves the interval
 _SETTLE = 0.9  # a smaller sample lowers the interval gently (reset values are rounded)
 _MIN_INTERVAL = 1e-4  # below this, spacing requests is pointless: stop pacing
 _MAX_INTERVAL = 60.0
-_THROTTLE_INTERVAL_CAP = 1.0  # a long retry-after blocks; it does not space requests apart
+_THROTTLE_INTERVAL_CAP = 1.0  # a long retry-after holds everyone; it does not space them
 _UNKNOWN_WAIT = 0.5  # a throttle that did not say how long: hold everyone this long
 _UNKNOWN_INTERVAL = 0.05
-_FORGET_AFTER = 5.0  # pacing nothing has confirmed for this long is dropped
-_MARGIN_MIN, _MARGIN_MAX, _MARGIN_STEP, _MARGIN_EASE = 0.05, 0.5, 0.05, 0.0025
+_FORGET_AFTER = 5.0  # pacing that nothing has confirmed for this long is dropped
+_MARGIN_MIN, _MARGIN_MAX, _MARGIN_STEP, _MARGIN_EASE = 0.05, 0.5, 0.04, 0.0005
+_RTT_DRIFT = 0.01  # how fast the round-trip baseline follows a slower network
+
+# (pacer, when it let this task's request go): pairs `acquire` with the answer's report
+_released: ContextVar[tuple[RequestPacer, float] | None] = ContextVar(
+    "wink_pacer_released", default=None
+)
 
 
 class RequestPacer:
@@ -569,24 +576,31 @@ class RequestPacer:
 
     Why: with 50 requests in flight against a provider that refills one request every
     10 ms, retrying each 429 on its own makes all 50 chase the same free slot, and 49
-    of them get another 429. Releasing every waiter when a throttle window ends does the
+    of them get another 429; releasing every waiter when a throttle window ends does the
     same. So the pacer hands out slots one at a time:
 
-    * `acquire` reserves `slot = max(now, blocked_until, next_slot)`, moves `next_slot`
-      on by the spacing (`interval` plus a safety margin), and sleeps until the slot;
+    * `acquire` books `slot = max(now, blocked_until, next_slot)`, moves `next_slot` on
+      by the spacing (`interval` plus a small safety margin) and sleeps until the slot;
     * `on_throttle(retry_after)` holds everyone until `now + retry_after` and takes
       `retry_after` as a lower bound of `interval` (an honest retry-after is at most one
-      refill apart). A throttle while already pacing widens the margin a little;
+      refill away). A request the pacer let through and still throttled widens the
+      margin; answers on a nearly spent allowance narrow it back slowly;
     * `on_response(info)` learns `interval` from the rate-limit headers. With the
       allowance nearly spent (remaining <= max(1, limit/4)) the provider refills one
       request every `reset / max(1, limit - remaining)` seconds: that is the interval.
-      With plenty left (remaining >= limit/2) the interval halves per response down to
+      With plenty left (remaining >= limit/2) the interval halves on each answer down to
       zero, so per-minute limits such as OpenAI's (30000, 29999 left, reset "2ms") never
-      add a wait. Each response on a nearly spent allowance also eases the margin back;
+      add a wait;
+    * on an empty allowance the provider's refill clock starts when a request *arrives*.
+      A request that took longer than the fastest round trip seen may have arrived late
+      by that much, so the next one is held back by the same amount (when its answer
+      comes back before the next release, the usual case). Arrival jitter would
+      otherwise cost a throttle, and a throttled request waits its whole backoff;
+    * a sleeper that wakes too close to the previous release (the loop stalled and woke
+      several at once) waits the difference; one woken inside a hold that began while
+      it slept books a new slot;
     * pacing that nothing confirms for `_FORGET_AFTER` seconds (no throttle, no nearly
-      spent allowance; e.g. Gemini, which sends no such headers) is dropped;
-    * a waiter that wakes too close to the previous release (the loop stalled and woke
-      several at once), or inside a hold that began while it slept, takes a new slot.
+      spent allowance: e.g. Gemini, which sends no such headers) is dropped.
 
     When not pacing, `idle` is True and callers skip `acquire` altogether:
     `if not pacer.idle: await pacer.acquire()` costs one attribute read.
@@ -608,7 +622,9 @@ class RequestPacer:
         self._confirmed_at = -math.inf
         self._next_slot = -math.inf
         self._blocked_until = -math.inf
+        self._not_before = -math.inf
         self._last_release = -math.inf
+        self._round_trip = math.inf
 
     def __repr__(self) -> str:
         return (
@@ -627,31 +643,36 @@ class RequestPacer:
         return self._interval
 
     async def acquire(self, deadline: _HasRemaining | None = None) -> None:
-        """Wait until this request may be sent; never sleeps past `deadline`."""
+        """Wait until this request may be sent; never sleeps past `deadline`.
+
+        Report the answer from the same task (`on_response` / `on_throttle`).
+        """
         if not self._active:
             return
         sleep = self._sleep if self._sleep is not None else asyncio.sleep
         with self._lock:
             wake = self._reserve(self._clock())
         while wake is not None:
-            delay = wake - self._clock()
-            if deadline is not None and delay >= deadline.remaining():
+            if deadline is not None and wake - self._clock() >= deadline.remaining():
                 await sleep(max(0.0, deadline.remaining()))
                 return
+            delay = wake - self._clock()
             if delay > 0:
                 await sleep(delay)
             with self._lock:
                 wake = self._release(self._clock())
+        _released.set((self, self._last_release))
 
     def on_throttle(self, retry_after: float | None) -> None:
         """A request was throttled: hold every request until the provider's window ends."""
+        self._take_release()
         known = retry_after is not None and math.isfinite(retry_after) and retry_after >= 0
         wait = cast(float, retry_after) if known else _UNKNOWN_WAIT
         floor = min(wait, _THROTTLE_INTERVAL_CAP) if known else _UNKNOWN_INTERVAL
         with self._lock:
             now = self._clock()
             if now >= self._blocked_until and self._last_release >= self._paced_since:
-                # a request the pacer let through was throttled all the same: leave more room
+                # a request the pacer let through was throttled all the same: more room
                 self._margin = min(_MARGIN_MAX, self._margin + _MARGIN_STEP)
             self._blocked_until = max(self._blocked_until, now + wait)
             if floor >= _MIN_INTERVAL:
@@ -661,6 +682,7 @@ class RequestPacer:
 
     def on_response(self, info: RateLimitInfo | None) -> None:
         """Learn the provider's pace from a response's rate-limit headers."""
+        released = self._take_release()
         if info is None or info.remaining_requests is None:
             return
         limit, remaining = info.limit_requests, info.remaining_requests
@@ -668,11 +690,7 @@ class RequestPacer:
             plenty = limit is not None and remaining >= max(2.0, limit * _PLENTY_FRACTION)
             if plenty and self._interval > 0.0:
                 with self._lock:
-                    relaxed = self._interval * _RELAX
-                    if relaxed >= _MIN_INTERVAL:
-                        self._interval = relaxed
-                    else:
-                        self._stop_pacing()
+                    self._relax()
             return
         reset = info.reset_requests
         if reset is None or not math.isfinite(reset) or reset < 0:
@@ -686,13 +704,37 @@ class RequestPacer:
             if learned < _MIN_INTERVAL:
                 self._stop_pacing()
                 return
-            if current == 0.0 and remaining <= 0:
-                # pacing starts on an empty allowance: the next request waits for a refill
-                self._next_slot = max(self._next_slot, now + learned)
+            if remaining <= 0:
+                self._follow_refill_clock(now, released, learned)
             self._start_pacing(learned, now)
             self._margin = max(_MARGIN_MIN, self._margin - _MARGIN_EASE)
             self._confirmed_at = max(self._confirmed_at, now)
             self._active = True
+
+    # ---- internals (the lock is held in every method below but `_take_release`)
+
+    def _take_release(self) -> float | None:
+        """When this task's request was let go by this pacer, if it was (read once)."""
+        released = _released.get()
+        if released is None:
+            return None
+        _released.set(None)
+        pacer, at = released
+        return at if pacer is self else None
+
+    def _follow_refill_clock(self, now: float, released: float | None, interval: float) -> None:
+        """The allowance is empty: the next request must arrive one refill after this one."""
+        if self._interval == 0.0:  # pacing starts: the next request waits for a refill
+            self._next_slot = max(self._next_slot, now + interval)
+        if released is None:
+            return
+        round_trip = now - released
+        if round_trip < self._round_trip:
+            self._round_trip = round_trip
+        else:
+            self._round_trip += (round_trip - self._round_trip) * _RTT_DRIFT
+        late = round_trip - self._round_trip
+        self._not_before = max(self._not_before, released + late + interval)
 
     def _start_pacing(self, interval: float, now: float) -> None:
         if self._interval == 0.0:
@@ -702,8 +744,24 @@ class RequestPacer:
     def _stop_pacing(self) -> None:
         self._interval, self._margin, self._paced_since = 0.0, _MARGIN_MIN, math.inf
 
+    def _relax(self) -> None:
+        relaxed = self._interval * _RELAX
+        if relaxed >= _MIN_INTERVAL:
+            self._interval = relaxed
+        else:
+            self._stop_pacing()
+
+    def _spacing(self, now: float) -> float:
+        """Seconds between two releases, 0 when not pacing."""
+        if self._interval == 0.0:
+            return 0.0
+        if now > self._confirmed_at + _FORGET_AFTER:
+            self._stop_pacing()
+            return 0.0
+        return self._interval * (1.0 + self._margin)
+
     def _reserve(self, now: float) -> float | None:
-        """Book the next free slot: when to wake, or None to go now (lock held)."""
+        """Book the next free slot: when to wake, or None to go now."""
         spacing = self._spacing(now)
         if spacing == 0.0 and self._blocked_until <= now:
             self._active = False
@@ -713,21 +771,13 @@ class RequestPacer:
         return slot
 
     def _release(self, now: float) -> float | None:
-        """At a booked slot: None to go now, or when to look again (lock held)."""
+        """At a booked slot: None to go now, or when to look again."""
         if now < self._blocked_until:  # throttled while this request slept: book again
             return self._reserve(now)
-        # the loop may wake several sleepers at once (a stall): keep them apart
-        too_soon = self._last_release + self._interval * (1.0 + _MARGIN_MIN / 2) - now
-        if too_soon > 0.0:
-            return now + too_soon
+        # never two releases closer than one refill, even when the loop wakes several
+        # sleepers at once (a stall), nor before a late arrival's refill is due
+        earliest = max(self._last_release + self._interval, self._not_before)
+        if now < earliest:
+            return earliest
         self._last_release = now
         return None
-
-    def _spacing(self, now: float) -> float:
-        """Seconds between two releases, 0 when not pacing (call with the lock held)."""
-        if self._interval == 0.0:
-            return 0.0
-        if now > self._confirmed_at + _FORGET_AFTER:
-            self._stop_pacing()
-            return 0.0
-        return self._interval * (1.0 + self._margin)

@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+V = TypeVar("V")
 P = TypeVar("P")
 R = TypeVar("R")
 
@@ -66,9 +67,10 @@ class ToolResult(Generic[T]):
 
     @classmethod
     def ok(
-        cls, value: T, message: str = "", *, exclude_value_from_context: bool = False
-    ) -> ToolResult[T]:
-        return cls(
+        cls, value: V, message: str = "", *, exclude_value_from_context: bool = False
+    ) -> ToolResult[V]:
+        # Generic in its own variable, so `ToolResult.ok(x)` infers the type from `x`.
+        return ToolResult(
             message=message,
             value=value,
             success=True,
@@ -76,8 +78,8 @@ class ToolResult(Generic[T]):
         )
 
     @classmethod
-    def error(cls, message: str, *, code: ErrorCode | None = None) -> ToolResult[T]:
-        return cls(message=message, value=None, success=False, code=code)
+    def error(cls, message: str, *, code: ErrorCode | None = None) -> ToolResult[Any]:
+        return ToolResult(message=message, value=None, success=False, code=code)
 
 
 @dataclass(frozen=True, slots=True)

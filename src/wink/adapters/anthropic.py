@@ -1,0 +1,283 @@
+"""Anthropic Messages: the neutral transcript <-> `POST /v1/messages` JSON.
+
+Wire facts (bearer auth, 529 overloaded, rate-limit headers) are in PROVIDERS.md
+section 2; docs/adapters/anthropic.md shows the resulting requests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, cast
+
+# --- guarded SDK import
+
+try:
+    import anthropic
+except ImportError as _missing:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "the Anthropic adapter needs the anthropic SDK: pip install 'wink[anthropic]'"
+    ) from _missing
+
+from ..core.messages import (
+    AssistantMessage,
+    FinishReason,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    OutputSpec,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+    is_output_tool,
+    output_tool_spec,
+)
+from ..core.provider_errors import (
+    MalformedResponse,
+    SdkErrors,
+    StatusFacts,
+    map_sdk_errors,
+    read_count,
+)
+from .base import ModelSettings, ProviderAdapter
+
+__all__ = ["AnthropicAdapter"]
+
+# --- tables
+
+_DEFAULT_MAX_TOKENS = 4096  # the API requires max_tokens; a generous default
+
+_FINISH_REASONS: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "refusal",
+    "pause_turn": "other",
+}
+
+# ModelSettings field -> request key.
+_SETTING_KEYS: dict[str, str] = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "stop": "stop_sequences",
+}
+
+
+# --- request building
+
+
+def _build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
+    """The Messages API body for one neutral request."""
+    system, messages = _map_messages(request.messages)
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": settings.max_tokens or _DEFAULT_MAX_TOKENS,
+        "messages": messages,
+    }
+    if system:
+        body["system"] = system
+    tools = [_map_tool_spec(spec) for spec in request.tools]
+    if request.output is not None:
+        tools.append(_map_tool_spec(output_tool_spec(request.output)))
+    if tools:
+        body["tools"] = tools
+    body.update(settings.to_fields(_SETTING_KEYS))
+    body.update(settings.extra)
+    return body
+
+
+def _map_messages(messages: Iterable[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """(system text, alternating user/assistant messages); consecutive user turns merge."""
+    system: list[str] = []
+    mapped: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            system.append(message.content)
+            continue
+        role, blocks = _map_message(message)
+        if mapped and mapped[-1]["role"] == role:
+            mapped[-1]["content"].extend(blocks)
+        else:
+            mapped.append({"role": role, "content": blocks})
+    return "\n\n".join(system), mapped
+
+
+def _map_message(message: Message) -> tuple[str, list[dict[str, Any]]]:
+    if isinstance(message, UserMessage):
+        return "user", [{"type": "text", "text": message.content}]
+    if isinstance(message, AssistantMessage):
+        return "assistant", _map_assistant(message)
+    if isinstance(message, ToolResultMessage):
+        return "user", [_map_tool_result(message)]
+    raise TypeError(f"cannot send {type(message).__name__} to Anthropic")
+
+
+def _map_assistant(message: AssistantMessage) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if message.text:
+        blocks.append({"type": "text", "text": message.text})
+    for call in message.tool_calls:
+        arguments = call.arguments
+        # Input that was not an object went back to the model as a failed tool result;
+        # the echo of the call must still be an object.
+        tool_input = dict(arguments) if isinstance(arguments, Mapping) else {}
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input})
+    return blocks
+
+
+def _map_tool_result(message: ToolResultMessage) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": message.call_id,
+        "content": message.content,
+    }
+    if not message.success:
+        block["is_error"] = True
+    return block
+
+
+def _map_tool_spec(spec: ToolSpec) -> dict[str, Any]:
+    return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
+
+
+# --- response parsing
+
+
+def _parse_response(body: Any, output: OutputSpec | None) -> ModelResponse:
+    if not isinstance(body, dict):
+        raise MalformedResponse("the body is not a JSON object")
+    message = cast(dict[str, Any], body)
+    content = message.get("content")
+    if not isinstance(content, list):
+        raise MalformedResponse("`content` is missing or not a list")
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    final_output: str | None = None
+    for block in cast(list[Any], content):
+        if not isinstance(block, dict):
+            raise MalformedResponse("a content block is not an object")
+        item = cast(dict[str, Any], block)
+        kind = item.get("type")
+        if kind == "text":
+            text = item.get("text")
+            if not isinstance(text, str):
+                raise MalformedResponse("a text block has no text")
+            texts.append(text)
+        elif kind == "tool_use":
+            call = _parse_tool_call(item)
+            if is_output_tool(call.name, output):
+                final_output = call.arguments_json()
+            else:
+                calls.append(call)
+    reason = _FINISH_REASONS.get(str(message.get("stop_reason")), "other")
+    usage = _parse_usage(message.get("usage"))
+    if calls:
+        return ModelResponse(
+            text="".join(texts) or None,
+            tool_calls=tuple(calls),
+            usage=usage,
+            finish_reason="tool_calls",
+            raw=message,
+        )
+    if final_output is not None:  # the structured answer, given through its tool
+        return ModelResponse(text=final_output, usage=usage, finish_reason="stop", raw=message)
+    if reason == "tool_calls":
+        raise MalformedResponse("stop_reason is tool_use but there is no tool_use block")
+    return ModelResponse(text="".join(texts), usage=usage, finish_reason=reason, raw=message)
+
+
+def _parse_tool_call(block: dict[str, Any]) -> ToolCall:
+    call_id, name = block.get("id"), block.get("name")
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise MalformedResponse("a tool_use block has no id or name")
+    tool_input = block.get("input")
+    # An input that is not an object is kept raw: the executor reports it to the model.
+    arguments: str | Mapping[str, Any] = (
+        cast(dict[str, Any], tool_input)
+        if isinstance(tool_input, dict)
+        else tool_input
+        if isinstance(tool_input, str)
+        else json.dumps(tool_input)
+    )
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def _parse_usage(value: Any) -> Usage:
+    """Anthropic's `input_tokens` excludes cache reads and writes; wink's includes them."""
+    if not isinstance(value, dict):
+        raise MalformedResponse("`usage` is missing")
+    counts = cast(dict[str, Any], value)
+    fresh = read_count(counts, "input_tokens")
+    read = read_count(counts, "cache_read_input_tokens")
+    written = read_count(counts, "cache_creation_input_tokens")
+    return Usage(
+        input_tokens=fresh + read + written,
+        output_tokens=read_count(counts, "output_tokens"),
+        cached_tokens=read,
+    )
+
+
+# --- error mapping
+
+
+def _status_facts(error: anthropic.APIStatusError) -> StatusFacts:
+    body: Any = error.body  # the whole body: {"type": "error", "error": {...}, "request_id"}
+    detail = cast(dict[str, Any], body).get("error") if isinstance(body, dict) else None
+    message = cast(dict[str, Any], detail).get("message") if isinstance(detail, dict) else None
+    return StatusFacts(
+        status=error.status_code,
+        message=message if isinstance(message, str) else str(error),
+        body=body,
+        headers=error.response.headers,
+    )
+
+
+_ERRORS = SdkErrors(
+    sdk="anthropic",
+    status=(anthropic.APIStatusError,),
+    facts=_status_facts,
+    timeout=(anthropic.APITimeoutError,),
+    connection=(anthropic.APIConnectionError,),
+    unreadable=(anthropic.APIResponseValidationError, json.JSONDecodeError),
+    other=(anthropic.AnthropicError,),
+)
+
+
+def _map_errors(prompt_name: str, secrets: Iterable[str] = ()) -> AbstractContextManager[None]:
+    """anthropic SDK exceptions -> the typed contract (shared table logic in core)."""
+    return map_sdk_errors(_ERRORS, prompt_name, secrets)
+
+
+# --- the adapter
+
+
+class AnthropicAdapter(ProviderAdapter):
+    """Anthropic's Messages API through the anthropic SDK, translated to and from wink's loop."""
+
+    provider = "anthropic"
+
+    def _load_client(self) -> Any:
+        # api_key None: the SDK reads ANTHROPIC_API_KEY. Retries off: RetryPolicy decides.
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=0,
+        )
+
+    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
+        body = _build_request(request, self.model, self.settings)
+        timeout = self.request_timeout(request)
+        with _map_errors(request.prompt_name, self.secrets):
+            raw = await client.messages.with_raw_response.create(**body, timeout=timeout)
+            http = raw.http_response
+            content = http.content
+        return self.parse_body(
+            request, content, http.headers, lambda data: _parse_response(data, request.output)
+        )

@@ -1,0 +1,520 @@
+"""Google Gemini through google-genai: the neutral transcript <-> `generateContent` JSON.
+
+Wire facts (v1beta pinned, thought signatures, RetryInfo, no SDK retries) are in
+PROVIDERS.md section 3; docs/adapters/google.md shows the resulting requests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections.abc import Generator, Iterable, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any, cast
+
+# --- guarded SDK import
+
+try:
+    import httpx
+    import httpx2
+    from google import genai
+    from google.genai import errors as genai_errors
+    from google.genai import types as genai_types
+except ImportError as _missing:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "the Google adapter needs the google-genai SDK: pip install 'wink[google]'"
+    ) from _missing
+
+from ..core.errors import PromptEvaluationError, WinkError
+from ..core.messages import (
+    AssistantMessage,
+    FinishReason,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    OutputSpec,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+    is_output_tool,
+    output_tool_spec,
+)
+from ..core.provider_errors import (
+    connection_error,
+    error_from_status,
+    redact_secrets,
+    response_shape_error,
+    timeout_error,
+)
+from ..core.throttle import google_quota_is_daily, google_retry_delay, rate_limit_info_from_headers
+from .base import ModelSettings, ProviderAdapter
+
+__all__ = ["GoogleAdapter"]
+
+# --- tables
+
+_API_VERSION = "v1beta"  # google-genai 3.4 defaults to v1, which lacks parts of the API
+
+_BLOCKED = ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "ESCALATION")
+_BLOCKED_MORE = ("IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "MODEL_ARMOR")
+_FAILED = ("MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS")
+_FAILED_MORE = ("MALFORMED_RESPONSE", "MISSING_THOUGHT_SIGNATURE", "PUP_LIMITED_DISABLED")
+# Anything else (OTHER, LANGUAGE, NO_IMAGE, a new value) is "other".
+_FINISH_REASONS: dict[str, FinishReason] = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "CONTINUATION": "length",  # the per-request token limit; wink does not continue
+    **dict.fromkeys((*_BLOCKED, *_BLOCKED_MORE), "content_filter"),
+    **dict.fromkeys((*_FAILED, *_FAILED_MORE), "error"),
+}
+
+# ModelSettings field -> generationConfig key.
+_GENERATION_KEYS: dict[str, str] = {
+    "temperature": "temperature",
+    "max_tokens": "maxOutputTokens",
+    "top_p": "topP",
+    "seed": "seed",
+}
+
+
+def _optional_error_types(module_name: str, *names: str) -> tuple[type[BaseException], ...]:
+    """Exception classes of a transport the SDK may use when installed (aiohttp)."""
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return ()
+    return tuple(getattr(module, name) for name in names)
+
+
+# Most specific first: a transport timeout is also a transport error.
+_TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (
+    httpx2.TimeoutException,
+    httpx.TimeoutException,
+    TimeoutError,  # aiohttp's total timeout (asyncio.TimeoutError)
+)
+_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    httpx2.TransportError,
+    httpx.TransportError,
+    ConnectionError,
+    *_optional_error_types("aiohttp", "ClientError"),
+)
+_UNREADABLE_ERRORS: tuple[type[BaseException], ...] = (
+    genai_errors.UnknownApiResponseError,
+    httpx2.DecodingError,
+    httpx.DecodingError,
+    json.JSONDecodeError,
+)
+
+# --- request building
+
+
+def _build_request(request: ModelRequest, settings: ModelSettings) -> dict[str, Any]:
+    """The `generateContent` body for one neutral request."""
+    contents, system = _map_messages(request.messages)
+    body: dict[str, Any] = {"contents": contents}
+    if system:
+        body["systemInstruction"] = {"parts": system}
+    declarations = [_map_tool_spec(spec) for spec in request.tools]
+    generation = _map_settings(settings)
+    output = request.output
+    if output is not None and declarations:
+        # Gemini rejects function calling together with a JSON response mime type:
+        # the output becomes one more function, and the model must call a function.
+        declarations.append(_map_tool_spec(output_tool_spec(output)))
+        body["toolConfig"] = {"functionCallingConfig": {"mode": "ANY"}}
+    elif output is not None:
+        generation["responseMimeType"] = "application/json"
+        generation["responseJsonSchema"] = dict(output.schema)
+    if declarations:
+        body["tools"] = [{"functionDeclarations": declarations}]
+    if generation:
+        body["generationConfig"] = generation
+    if settings.extra:
+        _merge(body, settings.extra)
+    return body
+
+
+def _map_settings(settings: ModelSettings) -> dict[str, Any]:
+    config: dict[str, Any] = {}
+    for field, key in _GENERATION_KEYS.items():
+        value = getattr(settings, field)
+        if value is not None:
+            config[key] = value
+    if settings.stop:
+        config["stopSequences"] = list(settings.stop)
+    return config
+
+
+def _merge(target: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    """Merge `extra` into `target`, recursing into objects both sides have."""
+    for key, value in extra.items():
+        current = target.get(key)
+        if isinstance(current, dict) and isinstance(value, Mapping):
+            _merge(cast(dict[str, Any], current), cast(Mapping[str, Any], value))
+        else:
+            target[key] = value
+
+
+def _map_messages(messages: Iterable[Message]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(contents, systemInstruction parts); same-role neighbours share one content."""
+    contents: list[dict[str, Any]] = []
+    system: list[dict[str, Any]] = []
+    real_ids: set[str] = set()  # call ids the model gave (synthesized ones are never sent)
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            system.append({"text": message.content})
+            continue
+        role, parts = _map_message(message, real_ids)
+        if not parts:
+            continue
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": role, "parts": parts})
+    return contents, system
+
+
+def _map_message(
+    message: UserMessage | AssistantMessage | ToolResultMessage, real_ids: set[str]
+) -> tuple[str, list[dict[str, Any]]]:
+    if isinstance(message, ToolResultMessage):
+        return "user", [_map_tool_result(message, real_ids)]
+    if isinstance(message, UserMessage):
+        return "user", _map_user(message)
+    return "model", _map_assistant(message, real_ids)
+
+
+def _map_user(message: UserMessage) -> list[dict[str, Any]]:
+    return [{"text": message.content}]
+
+
+def _map_assistant(message: AssistantMessage, real_ids: set[str]) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    if message.text:
+        part: dict[str, Any] = {"text": message.text}
+        signature = (message.provider_data or {}).get("thought_signature")
+        if isinstance(signature, str):
+            part["thoughtSignature"] = signature
+        parts.append(part)
+    parts.extend(_map_tool_call(call, real_ids) for call in message.tool_calls)
+    return parts
+
+
+def _map_tool_call(call: ToolCall, real_ids: set[str]) -> dict[str, Any]:
+    """A `functionCall` part as the model sent it: its id only if real, its signature back."""
+    data = call.provider_data or {}
+    function: dict[str, Any] = {"name": call.name}
+    args = _args_object(call.arguments)
+    if args is not None:
+        function["args"] = args
+    if not data.get("synthetic_id"):
+        function["id"] = call.id
+        real_ids.add(call.id)
+    part: dict[str, Any] = {"functionCall": function}
+    signature = data.get("thought_signature")
+    if isinstance(signature, str):
+        part["thoughtSignature"] = signature
+    return part
+
+
+def _args_object(arguments: str | Mapping[str, Any]) -> dict[str, Any] | None:
+    """`args` must be a JSON object on the wire; arguments that were not one are left out."""
+    if not isinstance(arguments, str):
+        return dict(arguments)
+    try:
+        decoded = json.loads(arguments)
+    except ValueError:
+        return None
+    return cast(dict[str, Any], decoded) if isinstance(decoded, dict) else None
+
+
+def _map_tool_result(message: ToolResultMessage, real_ids: set[str]) -> dict[str, Any]:
+    """A `functionResponse` part: `{"output": ...}` on success, `{"error": ...}` on failure."""
+    key = "output" if message.success else "error"
+    function: dict[str, Any] = {"name": message.name, "response": {key: message.content}}
+    if message.call_id in real_ids:
+        function["id"] = message.call_id
+    return {"functionResponse": function}
+
+
+def _map_tool_spec(spec: ToolSpec) -> dict[str, Any]:
+    # `parametersJsonSchema` takes pydantic's JSON schema as is (anyOf, nullable unions,
+    # additionalProperties), where `parameters` would need a lossy OpenAPI translation.
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "parametersJsonSchema": dict(spec.parameters),
+    }
+
+
+# --- response parsing
+
+
+class _Malformed(Exception):
+    """The body does not have the documented `GenerateContentResponse` shape."""
+
+
+def _parse_response(body: Any, output: OutputSpec | None) -> ModelResponse:
+    """A `GenerateContentResponse` dict -> `ModelResponse`; raises `_Malformed`."""
+    if not isinstance(body, dict):
+        raise _Malformed("the body is not a JSON object")
+    body = cast(dict[str, Any], body)
+    usage = _parse_usage(body.get("usageMetadata"))
+    candidates = body.get("candidates")
+    if not candidates:
+        feedback = body.get("promptFeedback")
+        if isinstance(feedback, dict) and cast(dict[str, Any], feedback).get("blockReason"):
+            return ModelResponse(text=None, usage=usage, finish_reason="content_filter", raw=body)
+        raise _Malformed("no candidates and no promptFeedback.blockReason")
+    if not isinstance(candidates, list):
+        raise _Malformed("candidates is not a list")
+    candidate = cast(list[Any], candidates)[0]
+    if not isinstance(candidate, dict):
+        raise _Malformed("candidates[0] is not an object")
+    candidate = cast(dict[str, Any], candidate)
+    reason = _parse_finish_reason(candidate.get("finishReason"))
+    parts = _candidate_parts(candidate, reason)
+    text, signature = _parse_text(parts)
+    calls = _parse_tool_calls(parts)
+    provider_data = {"thought_signature": signature} if signature else None
+    final = next((call for call in calls if is_output_tool(call.name, output)), None)
+    if final is not None:  # the structured output, given as a function call
+        return ModelResponse(
+            text=final.arguments_json(), usage=usage, finish_reason="stop", raw=body
+        )
+    if calls and reason == "stop":
+        reason = "tool_calls"
+    return ModelResponse(
+        text=text,
+        tool_calls=calls,
+        usage=usage,
+        finish_reason=reason,
+        provider_data=provider_data,
+        raw=body,
+    )
+
+
+def _parse_finish_reason(value: Any) -> FinishReason:
+    if value is None:
+        return "stop"
+    if not isinstance(value, str):
+        raise _Malformed("finishReason is not a string")
+    return _FINISH_REASONS.get(value, "other")
+
+
+def _candidate_parts(candidate: dict[str, Any], reason: FinishReason) -> list[dict[str, Any]]:
+    """The candidate's parts; a blocked or cut-off candidate may legitimately have none."""
+    content = candidate.get("content")
+    if content is None:
+        if reason == "stop":
+            raise _Malformed("candidates[0] has no content")
+        return []
+    if not isinstance(content, dict):
+        raise _Malformed("candidates[0].content is not an object")
+    parts = cast(dict[str, Any], content).get("parts", [])
+    if not isinstance(parts, list):
+        raise _Malformed("candidates[0].content.parts is not a list")
+    if not all(isinstance(part, dict) for part in cast(list[Any], parts)):
+        raise _Malformed("a part is not an object")
+    return cast(list[dict[str, Any]], parts)
+
+
+def _parse_text(parts: list[dict[str, Any]]) -> tuple[str | None, str | None]:
+    """(the answer text, the last thought signature carried by a text part)."""
+    pieces: list[str] = []
+    signature: str | None = None
+    for part in parts:
+        text = part.get("text")
+        if text is None or part.get("thought") is True:
+            continue
+        if not isinstance(text, str):
+            raise _Malformed("a part's text is not a string")
+        pieces.append(text)
+        found = part.get("thoughtSignature")
+        if isinstance(found, str):
+            signature = found
+    return ("".join(pieces) if pieces else None), signature
+
+
+def _parse_tool_calls(parts: list[dict[str, Any]]) -> tuple[ToolCall, ...]:
+    """`functionCall` parts in order; ids synthesized (and marked) when Gemini gives none."""
+    calls: list[ToolCall] = []
+    for part in parts:
+        function = part.get("functionCall")
+        if function is None:
+            continue
+        if not isinstance(function, dict):
+            raise _Malformed("functionCall is not an object")
+        function = cast(dict[str, Any], function)
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            raise _Malformed("functionCall.name is missing")
+        data: dict[str, Any] = {}
+        call_id = function.get("id")
+        if call_id is None or call_id == "":
+            call_id = f"call_{len(calls)}_{name}"
+            data["synthetic_id"] = True
+        elif not isinstance(call_id, str):
+            raise _Malformed("functionCall.id is not a string")
+        signature = part.get("thoughtSignature")
+        if isinstance(signature, str):
+            data["thought_signature"] = signature
+        arguments = _parse_arguments(function.get("args"))
+        calls.append(ToolCall(call_id, name, arguments, data or None))
+    return tuple(calls)
+
+
+def _parse_arguments(args: Any) -> str | Mapping[str, Any]:
+    """An object stays an object; anything else stays raw for the executor to reject."""
+    if args is None:
+        return {}
+    if isinstance(args, dict | str):
+        return cast(str | dict[str, Any], args)
+    return json.dumps(args)
+
+
+def _parse_usage(metadata: Any) -> Usage:
+    """Thinking tokens are billed as output: output = candidates + thoughts."""
+    if metadata is None:
+        return Usage()
+    if not isinstance(metadata, dict):
+        raise _Malformed("usageMetadata is not an object")
+    counts = cast(dict[str, Any], metadata)
+    thoughts = _count(counts, "thoughtsTokenCount")
+    return Usage(
+        input_tokens=_count(counts, "promptTokenCount") + _count(counts, "toolUsePromptTokenCount"),
+        output_tokens=_count(counts, "candidatesTokenCount") + thoughts,
+        cached_tokens=_count(counts, "cachedContentTokenCount"),
+        reasoning_tokens=thoughts,
+    )
+
+
+def _count(counts: dict[str, Any], key: str) -> int:
+    value = counts.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _Malformed(f"usageMetadata.{key} is not an integer")
+    return value
+
+
+# --- error mapping
+
+
+@contextmanager
+def _map_errors(prompt_name: str, secrets: Iterable[str] = ()) -> Generator[None]:
+    """google-genai / transport exceptions -> the typed contract, most specific first."""
+    secrets = tuple(secrets)
+    try:
+        yield
+    except WinkError:
+        raise
+    except genai_errors.APIError as error:
+        raise _map_status_error(error, prompt_name, secrets) from error
+    except _TIMEOUT_ERRORS as error:
+        raise timeout_error(prompt_name, error) from error
+    except _CONNECTION_ERRORS as error:
+        raise connection_error(prompt_name, error) from error
+    except _UNREADABLE_ERRORS as error:
+        problem = f"{type(error).__name__}: {redact_secrets(str(error), secrets)}"
+        raise response_shape_error(prompt_name, problem[:500]) from error
+    except Exception as error:
+        raise PromptEvaluationError(
+            f"google-genai failed: {type(error).__name__}: {redact_secrets(str(error), secrets)}",
+            prompt_name=prompt_name,
+            phase="request",
+        ) from error
+
+
+def _map_status_error(
+    error: genai_errors.APIError, prompt_name: str, secrets: tuple[str, ...]
+) -> PromptEvaluationError:
+    code, body = cast(Any, error.code), cast(Any, error.details)  # details: the whole body
+    status = code if isinstance(code, int) else 0
+    headers = getattr(cast(Any, error.response), "headers", None)
+    message = error.message if isinstance(error.message, str) else str(error)
+    return error_from_status(
+        status,
+        redact_secrets(message, secrets),
+        prompt_name=prompt_name,
+        body=body,
+        headers=cast(Mapping[str, str], headers) if isinstance(headers, Mapping) else None,
+        quota_exhausted=status == 429 and google_quota_is_daily(body),
+        retry_after=google_retry_delay(body),
+        secrets=secrets,
+    )
+
+
+# --- the adapter
+
+
+class GoogleAdapter(ProviderAdapter):
+    """Gemini's `generateContent` through google-genai, translated to and from wink's loop."""
+
+    provider = "google"
+
+    def _load_client(self) -> Any:
+        options = genai_types.HttpOptions(
+            base_url=self.base_url,
+            api_version=_API_VERSION,
+            timeout=_milliseconds(self.timeout),
+            # One attempt: wink's RetryPolicy decides. Explicit (not None) so the SDK's
+            # aiohttp transport also skips its implicit reconnect-and-retry.
+            retry_options=genai_types.HttpRetryOptions(attempts=1),
+        )
+        # api_key None: the SDK reads GEMINI_API_KEY / GOOGLE_API_KEY.
+        return genai.Client(api_key=self._api_key, http_options=options).aio
+
+    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
+        body = _build_request(request, self.settings)
+        timeout = self.request_timeout(request)
+        options = (
+            None
+            if timeout == self.timeout
+            else genai_types.HttpOptions(timeout=_milliseconds(timeout))
+        )
+        with _map_errors(request.prompt_name, self.secrets):
+            headers, text = await _post_generate_content(client, self.model, body, options)
+        try:
+            response = _parse_response(json.loads(text), request.output)
+        except (_Malformed, ValueError) as error:
+            raise response_shape_error(
+                request.prompt_name, str(error), body=text[:2000], secrets=self.secrets
+            ) from error
+        rate_limit = rate_limit_info_from_headers(headers)
+        return response if rate_limit is None else replace(response, rate_limit=rate_limit)
+
+
+def _milliseconds(seconds: float) -> int:
+    return max(1, math.ceil(seconds * 1000))
+
+
+async def _post_generate_content(
+    client: Any, model: str, body: dict[str, Any], options: Any
+) -> tuple[Mapping[str, str], str]:
+    """POST `{model}:generateContent` through the SDK's own transport; (headers, raw body).
+
+    The one use of a private SDK name (`AsyncClient._api_client`). Its `async_request` is
+    exactly what `AsyncModels.generate_content` calls after converting the request into
+    pydantic models, and before parsing the answer into `GenerateContentResponse`; both
+    conversions are skipped (they dominate the cost of a turn, and the SDK round-trip
+    re-encodes `thoughtSignature`). Auth, base URL, api version, timeout and `APIError`
+    raising stay the SDK's. `test_google.py::test_private_sdk_path_is_still_there` fails
+    if the SDK changes it.
+    """
+    async_client = getattr(client, "aio", client)  # a `genai.Client` is accepted too
+    api_client = async_client._api_client
+    response = await api_client.async_request("post", _model_path(model, api_client), body, options)
+    return response.headers or {}, response.body or ""
+
+
+def _model_path(model: str, api_client: Any) -> str:
+    """The resource path `generate_content` builds (`_transformers.t_model`)."""
+    if model.startswith(("models/", "tunedModels/", "projects/", "publishers/")):
+        return f"{model}:generateContent"
+    if getattr(api_client, "vertexai", False):
+        return f"publishers/google/models/{model}:generateContent"
+    return f"models/{model}:generateContent"

@@ -1,0 +1,318 @@
+"""OpenAI Chat Completions: the neutral transcript <-> `POST /chat/completions` JSON.
+
+Also the OpenAI pieces the Responses adapter shares: the client, the error map, strict
+schemas and the failure text. Wire facts are in PROVIDERS.md section 1.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, cast
+
+# --- guarded SDK import
+
+try:
+    import openai
+except ImportError as _missing:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "the OpenAI adapter needs the openai SDK: pip install 'wink[openai]'"
+    ) from _missing
+
+from ..core.messages import (
+    AssistantMessage,
+    FinishReason,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+from ..core.provider_errors import (
+    MalformedResponse,
+    SdkErrors,
+    StatusFacts,
+    map_sdk_errors,
+    read_count,
+)
+from .base import ModelSettings, ProviderAdapter
+
+__all__ = [
+    "FAILURE_PREFIX",
+    "OpenAIAdapter",
+    "failure_text",
+    "load_openai_client",
+    "map_openai_errors",
+    "strict_schema",
+]
+
+# --- tables
+
+# OpenAI has no error flag on tool results: a failure is marked in its text.
+FAILURE_PREFIX = "Error: "
+# Local OpenAI-compatible servers (Ollama, vLLM) need no key, but the SDK insists on one.
+_PLACEHOLDER_KEY = "not-needed"
+
+_FINISH_REASONS: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+# ModelSettings field -> request key.
+_SETTING_KEYS: dict[str, str] = {
+    "temperature": "temperature",
+    "max_tokens": "max_completion_tokens",
+    "top_p": "top_p",
+    "stop": "stop",
+    "seed": "seed",
+}
+
+
+# --- shared with the Responses adapter
+
+
+def load_openai_client(api_key: str | None, base_url: str | None, timeout: float) -> Any:
+    """The async client with the SDK's retries off; a placeholder key for compatible servers."""
+    import os
+
+    if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
+        api_key = _PLACEHOLDER_KEY
+    return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+
+
+def failure_text(message: ToolResultMessage) -> str:
+    """What the model reads: failures unmistakably marked, successes never look like one."""
+    if not message.success:
+        return FAILURE_PREFIX + message.content
+    if message.content.startswith(FAILURE_PREFIX):
+        return " " + message.content
+    return message.content
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The schema in OpenAI strict form, or None when strict mode cannot express it.
+
+    Strict mode needs every object closed (`additionalProperties: false`) and every
+    property required; a parameter with a default cannot be represented, so such tools
+    are sent non-strict.
+    """
+    result = copy.deepcopy(dict(schema))
+
+    def close(node: Any) -> bool:
+        if isinstance(node, dict):
+            item = cast(dict[str, Any], node)
+            if item.get("type") == "object" or "properties" in item:
+                properties = cast(dict[str, Any], item.get("properties", {}))
+                if set(properties) != set(cast(list[str], item.get("required", []))):
+                    return False
+                if item.get("additionalProperties") not in (None, False):
+                    return False
+                item["additionalProperties"] = False
+            return all(close(value) for value in item.values())
+        if isinstance(node, list):
+            return all(close(value) for value in cast(list[Any], node))
+        return True
+
+    return result if close(result) else None
+
+
+# --- request building
+
+
+def _build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
+    """The Chat Completions body for one neutral request."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [_map_message(message) for message in request.messages],
+    }
+    if request.tools:
+        body["tools"] = [_map_tool_spec(spec) for spec in request.tools]
+    if request.output is not None:
+        schema = strict_schema(request.output.schema)
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": request.output.name,
+                "schema": schema if schema is not None else dict(request.output.schema),
+                "strict": schema is not None,
+            },
+        }
+    body.update(settings.to_fields(_SETTING_KEYS))
+    body.update(settings.extra)
+    return body
+
+
+def _map_message(message: Message) -> dict[str, Any]:
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": message.content}
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": message.content}
+    if isinstance(message, AssistantMessage):
+        return _map_assistant(message)
+    return _map_tool_result(message)
+
+
+def _map_assistant(message: AssistantMessage) -> dict[str, Any]:
+    mapped: dict[str, Any] = {"role": "assistant", "content": message.text}
+    if message.tool_calls:
+        mapped["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments_json()},
+            }
+            for call in message.tool_calls
+        ]
+    return mapped
+
+
+def _map_tool_result(message: ToolResultMessage) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": message.call_id, "content": failure_text(message)}
+
+
+def _map_tool_spec(spec: ToolSpec) -> dict[str, Any]:
+    schema = strict_schema(spec.parameters)
+    function: dict[str, Any] = {
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": schema if schema is not None else dict(spec.parameters),
+    }
+    if schema is not None:
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+# --- response parsing
+
+
+def _parse_response(body: Any) -> ModelResponse:
+    if not isinstance(body, dict):
+        raise MalformedResponse("the body is not a JSON object")
+    completion = cast(dict[str, Any], body)
+    choices = completion.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise MalformedResponse("`choices` is missing or empty")
+    choice = cast(list[Any], choices)[0]
+    if not isinstance(choice, dict):
+        raise MalformedResponse("a choice is not an object")
+    message = cast(dict[str, Any], choice).get("message")
+    if not isinstance(message, dict):
+        raise MalformedResponse("the choice has no message")
+    message = cast(dict[str, Any], message)
+    text = message.get("content")
+    if text is not None and not isinstance(text, str):
+        raise MalformedResponse("message.content is not a string")
+    calls = _parse_tool_calls(message.get("tool_calls"))
+    reason = _FINISH_REASONS.get(str(cast(dict[str, Any], choice).get("finish_reason")), "other")
+    if message.get("refusal"):
+        reason = "refusal"
+    elif calls:
+        reason = "tool_calls"
+    return ModelResponse(
+        text=text,
+        tool_calls=calls,
+        usage=_parse_usage(completion.get("usage")),
+        finish_reason=reason,
+        raw=completion,
+    )
+
+
+def _parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise MalformedResponse("message.tool_calls is not a list")
+    calls: list[ToolCall] = []
+    for item in cast(list[Any], value):
+        call = cast(dict[str, Any], item) if isinstance(item, dict) else {}
+        function = call.get("function")
+        if not isinstance(function, dict):
+            raise MalformedResponse("a tool call has no function")
+        function = cast(dict[str, Any], function)
+        call_id, name = call.get("id"), function.get("name")
+        arguments = function.get("arguments")
+        if not isinstance(call_id, str) or not isinstance(name, str):
+            raise MalformedResponse("a tool call has no id or name")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments) if arguments is not None else ""
+        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+    return tuple(calls)
+
+
+def _parse_usage(value: Any) -> Usage:
+    if value is None:  # some compatible servers omit it
+        return Usage()
+    if not isinstance(value, dict):
+        raise MalformedResponse("`usage` is not an object")
+    counts = cast(dict[str, Any], value)
+    return Usage(
+        input_tokens=read_count(counts, "prompt_tokens"),
+        output_tokens=read_count(counts, "completion_tokens"),
+        cached_tokens=read_count(counts, "prompt_tokens_details", "cached_tokens"),
+        reasoning_tokens=read_count(counts, "completion_tokens_details", "reasoning_tokens"),
+    )
+
+
+# --- error mapping
+
+
+def _status_facts(error: openai.APIStatusError) -> StatusFacts:
+    body: Any = error.body  # unwrapped by the SDK: {"message", "type", "param", "code"}
+    detail = cast(dict[str, Any], body) if isinstance(body, dict) else {}
+    message = detail.get("message")
+    return StatusFacts(
+        status=error.status_code,
+        message=message if isinstance(message, str) else str(error),
+        body=body,
+        headers=error.response.headers,
+        # OpenAI sends an exhausted quota as a 429 too (PROVIDERS.md section 1).
+        quota_exhausted="insufficient_quota" in (detail.get("code"), detail.get("type")),
+    )
+
+
+_ERRORS = SdkErrors(
+    sdk="openai",
+    status=(openai.APIStatusError,),
+    facts=_status_facts,
+    timeout=(openai.APITimeoutError,),
+    connection=(openai.APIConnectionError,),
+    unreadable=(openai.APIResponseValidationError, json.JSONDecodeError),
+    other=(openai.OpenAIError,),
+)
+
+
+def map_openai_errors(
+    prompt_name: str, secrets: Iterable[str] = ()
+) -> AbstractContextManager[None]:
+    """openai SDK exceptions -> the typed contract (shared by both OpenAI adapters)."""
+    return map_sdk_errors(_ERRORS, prompt_name, secrets)
+
+
+# --- the adapter
+
+
+class OpenAIAdapter(ProviderAdapter):
+    """OpenAI Chat Completions (and compatible servers) through the openai SDK."""
+
+    provider = "openai"
+
+    def _load_client(self) -> Any:
+        return load_openai_client(self._api_key, self.base_url, self.timeout)
+
+    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
+        body = _build_request(request, self.model, self.settings)
+        timeout = self.request_timeout(request)
+        with map_openai_errors(request.prompt_name, self.secrets):
+            raw = await client.chat.completions.with_raw_response.create(**body, timeout=timeout)
+            http = raw.http_response
+            content = http.content
+        return self.parse_body(request, content, http.headers, _parse_response)

@@ -1,0 +1,239 @@
+"""OpenAI Responses API: the neutral transcript <-> `POST /responses` JSON.
+
+Client, error map, strict schemas and failure text are shared with the Chat adapter
+(`wink.adapters.openai`). Wire facts are in PROVIDERS.md section 1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, cast
+
+# --- guarded SDK import (through the Chat adapter, which owns the openai import)
+from ..core.messages import (
+    AssistantMessage,
+    FinishReason,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+from ..core.provider_errors import MalformedResponse, read_count
+from .base import ModelSettings, ProviderAdapter
+from .openai import (
+    failure_text,
+    load_openai_client,
+    map_openai_errors,
+    strict_schema,
+)
+
+__all__ = ["OpenAIResponsesAdapter"]
+
+# --- tables
+
+_INCOMPLETE_REASONS: dict[str, FinishReason] = {
+    "max_output_tokens": "length",
+    "content_filter": "content_filter",
+}
+
+# ModelSettings field -> request key (the Responses API has no stop sequences or seed).
+_SETTING_KEYS: dict[str, str] = {
+    "temperature": "temperature",
+    "max_tokens": "max_output_tokens",
+    "top_p": "top_p",
+}
+
+# --- request building
+
+
+def _build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
+    """The Responses body for one neutral request; stateless (`store` stays the caller's)."""
+    instructions = [m.content for m in request.messages if isinstance(m, SystemMessage)]
+    body: dict[str, Any] = {"model": model, "input": _map_messages(request.messages)}
+    if instructions:
+        body["instructions"] = "\n\n".join(instructions)
+    if request.tools:
+        body["tools"] = [_map_tool_spec(spec) for spec in request.tools]
+    if request.output is not None:
+        schema = strict_schema(request.output.schema)
+        body["text"] = {
+            "format": {
+                "type": "json_schema",
+                "name": request.output.name,
+                "schema": schema if schema is not None else dict(request.output.schema),
+                "strict": schema is not None,
+            }
+        }
+    body.update(settings.to_fields(_SETTING_KEYS))
+    body.update(settings.extra)
+    return body
+
+
+def _map_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            items.append({"role": "user", "content": message.content})
+        elif isinstance(message, AssistantMessage):
+            items.extend(_map_assistant(message))
+        elif isinstance(message, ToolResultMessage):
+            items.append(_map_tool_result(message))
+    return items
+
+
+def _map_assistant(message: AssistantMessage) -> list[dict[str, Any]]:
+    # Reasoning items must precede the calls they led to when sent back.
+    items = [dict(item) for item in _reasoning_of(message)]
+    if message.text:
+        items.append({"role": "assistant", "content": message.text})
+    items.extend(
+        {
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": call.arguments_json(),
+        }
+        for call in message.tool_calls
+    )
+    return items
+
+
+def _reasoning_of(message: AssistantMessage) -> list[Mapping[str, Any]]:
+    data = message.provider_data or {}
+    return cast(list[Mapping[str, Any]], data.get("reasoning", []))
+
+
+def _map_tool_result(message: ToolResultMessage) -> dict[str, Any]:
+    return {
+        "type": "function_call_output",
+        "call_id": message.call_id,
+        "output": failure_text(message),
+    }
+
+
+def _map_tool_spec(spec: ToolSpec) -> dict[str, Any]:
+    schema = strict_schema(spec.parameters)
+    return {
+        "type": "function",
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": schema if schema is not None else dict(spec.parameters),
+        "strict": schema is not None,
+    }
+
+
+# --- response parsing
+
+
+def _parse_response(body: Any) -> ModelResponse:
+    if not isinstance(body, dict):
+        raise MalformedResponse("the body is not a JSON object")
+    response = cast(dict[str, Any], body)
+    output = response.get("output")
+    if not isinstance(output, list):
+        raise MalformedResponse("`output` is missing or not a list")
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    reasoning: list[dict[str, Any]] = []
+    refused = False
+    for entry in cast(list[Any], output):
+        if not isinstance(entry, dict):
+            raise MalformedResponse("an output item is not an object")
+        item = cast(dict[str, Any], entry)
+        kind = item.get("type")
+        if kind == "message":
+            refused |= _parse_message_content(item, texts)
+        elif kind == "function_call":
+            calls.append(_parse_tool_call(item))
+        elif kind == "reasoning":
+            reasoning.append(item)
+    return ModelResponse(
+        text="".join(texts) if texts else None,
+        tool_calls=tuple(calls),
+        usage=_parse_usage(response.get("usage")),
+        finish_reason=_parse_finish_reason(response, refused=refused, has_calls=bool(calls)),
+        provider_data={"reasoning": reasoning} if reasoning else None,
+        raw=response,
+    )
+
+
+def _parse_message_content(item: dict[str, Any], texts: list[str]) -> bool:
+    """Collect output text; True when the model refused."""
+    content = item.get("content")
+    if not isinstance(content, list):
+        raise MalformedResponse("a message item has no content list")
+    refused = False
+    for part in cast(list[Any], content):
+        block = cast(dict[str, Any], part) if isinstance(part, dict) else {}
+        if block.get("type") == "output_text":
+            text = block.get("text")
+            if not isinstance(text, str):
+                raise MalformedResponse("an output_text part has no text")
+            texts.append(text)
+        elif block.get("type") == "refusal":
+            refused = True
+    return refused
+
+
+def _parse_tool_call(item: dict[str, Any]) -> ToolCall:
+    call_id, name, arguments = item.get("call_id"), item.get("name"), item.get("arguments")
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise MalformedResponse("a function_call item has no call_id or name")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments) if arguments is not None else ""
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def _parse_finish_reason(
+    response: dict[str, Any], *, refused: bool, has_calls: bool
+) -> FinishReason:
+    if refused:
+        return "refusal"
+    if response.get("status") == "incomplete":
+        details = response.get("incomplete_details")
+        reason = cast(dict[str, Any], details).get("reason") if isinstance(details, dict) else None
+        return _INCOMPLETE_REASONS.get(str(reason), "other")
+    if response.get("status") == "failed":
+        return "error"
+    return "tool_calls" if has_calls else "stop"
+
+
+def _parse_usage(value: Any) -> Usage:
+    if value is None:
+        return Usage()
+    if not isinstance(value, dict):
+        raise MalformedResponse("`usage` is not an object")
+    counts = cast(dict[str, Any], value)
+    return Usage(
+        input_tokens=read_count(counts, "input_tokens"),
+        output_tokens=read_count(counts, "output_tokens"),
+        cached_tokens=read_count(counts, "input_tokens_details", "cached_tokens"),
+        reasoning_tokens=read_count(counts, "output_tokens_details", "reasoning_tokens"),
+    )
+
+
+# --- the adapter
+
+
+class OpenAIResponsesAdapter(ProviderAdapter):
+    """OpenAI's Responses API through the openai SDK."""
+
+    provider = "openai-responses"
+
+    def _load_client(self) -> Any:
+        return load_openai_client(self._api_key, self.base_url, self.timeout)
+
+    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
+        body = _build_request(request, self.model, self.settings)
+        timeout = self.request_timeout(request)
+        with map_openai_errors(request.prompt_name, self.secrets):
+            raw = await client.responses.with_raw_response.create(**body, timeout=timeout)
+            http = raw.http_response
+            content = http.content
+        return self.parse_body(request, content, http.headers, _parse_response)

@@ -1,0 +1,342 @@
+"""One conformance suite, run identically for every adapter against the emulator.
+
+Real SDKs, real HTTP on 127.0.0.1, the real loop: what went over the wire is asserted
+from the emulator's view of each request.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from wink import (
+    Budget,
+    Deadline,
+    DeadlineExceededError,
+    MarkdownSection,
+    Prompt,
+    PromptEvaluationError,
+    RetryPolicy,
+    Session,
+    ThrottleError,
+    Tool,
+    ToolContext,
+    ToolInvoked,
+    ToolResult,
+    create_adapter,
+)
+from wink.adapters.base import ProviderAdapter
+from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
+
+PROVIDERS = ["openai", "openai-responses", "anthropic", "google"]
+MODELS = {
+    "openai": "gpt-4.1",
+    "openai-responses": "gpt-4.1",
+    "anthropic": "claude-sonnet-4-5",
+    "google": "gemini-2.5-flash",
+}
+SECRET = "sk-test-THIS-KEY-MUST-NEVER-LEAK-0123456789"
+NO_RETRY = RetryPolicy(max_attempts=1)
+
+
+@dataclass(frozen=True)
+class CityParams:
+    city: str
+
+
+@dataclass(frozen=True)
+class Weather:
+    summary: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    city: str
+    degrees: int
+
+
+def weather(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
+    if params.city != "Paris":
+        return ToolResult.error(f"no station in {params.city}")
+    return ToolResult.ok(Weather("sunny"), message="report")
+
+
+def crash(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
+    raise RuntimeError("sensor offline")
+
+
+def make_prompt(output_type: type[Any] | None = None) -> Prompt:
+    tools = [
+        Tool(name="weather", description="Weather by city", handler=weather),
+        Tool(name="crash", description="Always crashes", handler=crash),
+    ]
+    section = MarkdownSection(key="task", title="Task", template="Weather?", tools=tools)
+    return Prompt(name="matrix", sections=[section], output_type=output_type)
+
+
+class Recorder:
+    """A script that serves queued turns and keeps the emulator's view of each request."""
+
+    def __init__(self, *turns: Turn) -> None:
+        self.turns = deque(turns)
+        self.seen: list[EmulatedRequest] = []
+
+    def __call__(self, request: EmulatedRequest) -> Turn | None:
+        self.seen.append(request)
+        return self.turns.popleft() if self.turns else None
+
+
+@pytest.fixture
+def emulator() -> Iterator[ProviderEmulator]:
+    with ProviderEmulator() as emu:
+        yield emu
+
+
+def make_adapter(provider: str, emu: ProviderEmulator, **options: Any) -> ProviderAdapter:
+    options.setdefault("retry_policy", NO_RETRY)
+    options.setdefault("api_key", SECRET)
+    return create_adapter(
+        f"{provider}:{MODELS[provider]}",
+        base_url=emu.base_url(provider),
+        **options,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture(params=PROVIDERS)
+def provider(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+# --- tools
+
+
+def test_every_tool_failure_goes_back_in_native_form(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    recorder = Recorder(
+        Turn.tool_calls(
+            EmulatedToolCall("weather", {"city": "Paris"}, id="call_ok"),
+            EmulatedToolCall("weather", {"city": "Lyon"}, id="call_refused"),
+            EmulatedToolCall("crash", {"city": "Paris"}, id="call_raises"),
+            EmulatedToolCall("nope", {}, id="call_unknown"),
+            EmulatedToolCall("weather", '{"city": ', id="call_not_json"),
+            EmulatedToolCall("weather", {"town": "Paris"}, id="call_invalid"),
+        ),
+        Turn.text("Sunny in Paris."),
+    )
+    emulator.set_script(recorder)
+    session = Session()
+    response = make_adapter(provider, emulator).evaluate(make_prompt(), session=session)
+    assert response.text == "Sunny in Paris."
+    results = recorder.seen[1].tool_results
+    assert len(results) == 6
+    texts = [result.text for result in results]
+    assert "sunny" in texts[0]
+    failures = texts[1:]
+    assert "no station in Lyon" in failures[0]
+    assert "RuntimeError: sensor offline" in failures[1]
+    assert "Unknown tool 'nope'" in failures[2]
+    assert "not valid JSON" in failures[3]
+    assert "city: Field required" in failures[4]
+    if provider in {"anthropic", "google"}:  # a native error flag exists
+        assert [result.is_error for result in results] == [False] + [True] * 5
+    else:  # no flag on OpenAI: the text itself says it
+        assert not texts[0].startswith("Error")
+        assert all(text.startswith("Error") for text in failures)
+    if provider != "google":  # Gemini omits call ids on the wire
+        assert [result.call_id for result in results][:1] == ["call_ok"]
+    events = session[ToolInvoked]
+    assert [event.result.success for event in events] == [True] + [False] * 5
+
+
+def test_failed_results_in_exact_native_shape(provider: str, emulator: ProviderEmulator) -> None:
+    emulator.set_script(
+        Recorder(
+            Turn.tool_calls(EmulatedToolCall("weather", {"city": "Lyon"}, id="call_1")),
+            Turn.text("ok"),
+        )
+    )
+    make_adapter(provider, emulator).evaluate(make_prompt(), session=Session())
+    body = emulator.requests[1].body
+    if provider == "openai":
+        assert body["messages"][-1] == {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": "Error: no station in Lyon",
+        }
+    elif provider == "openai-responses":
+        item = body["input"][-1]
+        assert item["type"] == "function_call_output"
+        assert item["call_id"] == "call_1"
+        assert item["output"] == "Error: no station in Lyon"
+    elif provider == "anthropic":
+        message = body["messages"][-1]
+        assert message["role"] == "user"
+        [block] = message["content"]
+        assert block["type"] == "tool_result"
+        assert block["tool_use_id"] == "call_1"
+        assert block["is_error"] is True
+        assert "no station in Lyon" in str(block["content"])
+    else:
+        content = body["contents"][-1]
+        assert content["role"] == "user"
+        [part] = content["parts"]
+        assert part["functionResponse"]["name"] == "weather"
+        assert part["functionResponse"]["response"] == {"error": "no station in Lyon"}
+
+
+def test_structured_output(provider: str, emulator: ProviderEmulator) -> None:
+    emulator.set_script(Recorder(Turn.json({"city": "Paris", "degrees": 21})))
+    response = make_adapter(provider, emulator).evaluate(make_prompt(Answer), session=Session())
+    assert response.output == Answer("Paris", 21)
+
+
+async def test_async_evaluation_and_usage(provider: str, emulator: ProviderEmulator) -> None:
+    emulator.set_script(
+        Recorder(
+            Turn.tool_calls(EmulatedToolCall("weather", {"city": "Paris"}), input_tokens=12),
+            Turn.text("done", input_tokens=20, output_tokens=7),
+        )
+    )
+    response = await make_adapter(provider, emulator).evaluate_async(
+        make_prompt(), session=Session()
+    )
+    assert response.text == "done"
+    assert response.usage.requests == 2
+    assert response.usage.input_tokens == 32
+    assert response.usage.output_tokens == 12
+
+
+# --- faults
+
+QUOTA_KIND = {"anthropic": None}  # Anthropic has no quota 429: a credit 400 is a request error
+
+FAULTS: list[tuple[str, Fault, str, str | None, bool | None]] = [
+    # (id, fault, phase, throttle kind, retry_safe)
+    ("rate_limit", Fault.rate_limit(retry_after=2.0), "request", "rate_limit", True),
+    ("quota", Fault.quota_exhausted(), "request", "quota_exhausted", False),
+    ("500", Fault.server_error(500), "request", "overloaded", True),
+    ("502", Fault.server_error(502), "request", "overloaded", True),
+    ("503", Fault.server_error(503), "request", "overloaded", True),
+    ("overloaded", Fault.overloaded(), "request", "overloaded", True),
+    ("bad_request", Fault.bad_request("bad temperature"), "request", None, None),
+    ("unauthorized", Fault.unauthorized(), "request", None, None),
+    ("hang", Fault.hang(seconds=5.0), "request", "timeout", True),
+    ("drop", Fault.drop_connection(), "request", "timeout", True),
+    ("non_json", Fault.non_json(), "response", None, None),
+    ("wrong_shape", Fault.wrong_shape(), "response", None, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("fault", "phase", "kind", "retry_safe"),
+    [pytest.param(*row[1:], id=row[0]) for row in FAULTS],
+)
+def test_every_fault_has_its_typed_outcome(
+    provider: str,
+    emulator: ProviderEmulator,
+    fault: Fault,
+    phase: str,
+    kind: str | None,
+    retry_safe: bool | None,
+) -> None:
+    if fault.kind == "quota_exhausted" and provider == "anthropic":
+        kind, retry_safe = None, None
+    emulator.set_script(Recorder(Turn.text("never")))
+    emulator.inject(fault)
+    adapter = make_adapter(provider, emulator, timeout=0.5)
+    with pytest.raises(PromptEvaluationError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    error = info.value
+    assert error.phase == phase
+    if kind is None:
+        assert not isinstance(error, ThrottleError)
+    else:
+        assert isinstance(error, ThrottleError)
+        assert error.details.kind == kind
+        assert error.details.retry_safe is retry_safe
+        assert error.details.attempts == 1
+    if fault.kind == "rate_limit":
+        assert isinstance(error, ThrottleError)
+        assert error.details.retry_after == pytest.approx(2.0, abs=0.01)
+    assert len(emulator.requests) == 1
+    assert error.__cause__ is not None or phase == "response"
+
+
+@pytest.mark.parametrize("fault", [Fault.bad_request("nope"), Fault.unauthorized()])
+def test_request_errors_are_never_retried(
+    provider: str, emulator: ProviderEmulator, fault: Fault
+) -> None:
+    emulator.set_script(Recorder(Turn.text("never")))
+    emulator.inject(fault, times=3)
+    adapter = make_adapter(provider, emulator, retry_policy=RetryPolicy(max_attempts=3))
+    with pytest.raises(PromptEvaluationError):
+        adapter.evaluate(make_prompt(), session=Session())
+    assert len(emulator.requests) == 1
+
+
+def test_throttles_are_retried_until_success(provider: str, emulator: ProviderEmulator) -> None:
+    emulator.set_script(Recorder(Turn.text("made it")))
+    emulator.inject(Fault.rate_limit(retry_after=0.05))
+    emulator.inject(Fault.overloaded())
+    policy = RetryPolicy(max_attempts=3, initial_delay=0.01, max_delay=0.1)
+    response = make_adapter(provider, emulator, retry_policy=policy).evaluate(
+        make_prompt(), session=Session()
+    )
+    assert response.text == "made it"
+    assert len(emulator.requests) == 3
+
+
+def test_giving_up_counts_the_attempts(provider: str, emulator: ProviderEmulator) -> None:
+    emulator.set_script(Recorder(Turn.text("never")))
+    emulator.inject(Fault.server_error(503), times=3)
+    policy = RetryPolicy(max_attempts=3, initial_delay=0.01, max_delay=0.02)
+    with pytest.raises(ThrottleError) as info:
+        make_adapter(provider, emulator, retry_policy=policy).evaluate(
+            make_prompt(), session=Session()
+        )
+    assert info.value.details.attempts == 3
+    assert "after 3 attempts" in str(info.value)
+
+
+# --- secrets, deadline, budget
+
+
+def test_secrets_never_leak(
+    provider: str, emulator: ProviderEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    emulator.set_script(Recorder(Turn.text("never")))
+    emulator.inject(Fault.unauthorized())
+    adapter = make_adapter(provider, emulator)
+    with caplog.at_level(logging.DEBUG), pytest.raises(PromptEvaluationError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    error = info.value
+    for text in (str(error), repr(error), repr(error.provider_payload), repr(adapter)):
+        assert SECRET not in text
+    assert all(SECRET not in record.getMessage() for record in caplog.records)
+    assert emulator.requests[0].headers.get("authorization", "") in {"", "[redacted]"}
+
+
+def test_deadline_stops_a_slow_provider(provider: str, emulator: ProviderEmulator) -> None:
+    emulator.set_script(Recorder(Turn.text("too late")))
+    emulator.inject(Fault.hang(seconds=3.0))
+    adapter = make_adapter(provider, emulator, retry_policy=RetryPolicy(max_attempts=3))
+    with pytest.raises(DeadlineExceededError):
+        adapter.evaluate(make_prompt(), session=Session(), deadline=Deadline(at=0.3))
+
+
+def test_budget_stops_the_loop(provider: str, emulator: ProviderEmulator) -> None:
+    emulator.set_script(
+        Recorder(*[Turn.tool_calls(EmulatedToolCall("weather", {"city": "Paris"}))] * 3)
+    )
+    with pytest.raises(PromptEvaluationError) as info:
+        make_adapter(provider, emulator).evaluate(
+            make_prompt(), session=Session(), budget=Budget(max_requests=2)
+        )
+    assert info.value.phase == "budget"
+    assert len(emulator.requests) == 2
