@@ -37,7 +37,7 @@ from .core.limits import Budget, Deadline
 from .core.log import configure_logging
 from .core.loop import PromptResponse
 from .core.messages import Usage
-from .core.prompt import MarkdownSection, Prompt
+from .core.prompt import MarkdownSection, Prompt, apply_visibility
 from .core.resources import ResourceBinding
 from .core.session import PromptExecuted, PromptRendered, Session, Snapshot, ToolInvoked
 from .core.throttle import RetryPolicy
@@ -94,6 +94,7 @@ __all__ = [
     "Usage",
     "VisibilityExpansionRequired",
     "WinkError",
+    "apply_visibility",
     "configure_logging",
     "create_adapter",
 ]

@@ -323,3 +323,32 @@ def test_a_client_passed_in_is_left_open() -> None:
 
     with ScriptedAdapter([final("one")], client=Client()) as adapter:
         assert adapter.evaluate(make_prompt(), session=Session()).text == "one"
+
+
+def test_visibility_expansion_through_the_loop() -> None:
+    from wink import VisibilityExpansionRequired, apply_visibility
+
+    prompt = Prompt(
+        name="guide",
+        sections=[
+            MarkdownSection(key="task", title="Task", template="Answer."),
+            MarkdownSection(
+                key="manual",
+                title="Manual",
+                template="The secret is 42.",
+                summary="A manual.",
+                tools=[Tool(name="weather", description="Weather by city", handler=weather)],
+            ),
+        ],
+    )
+    session = Session()
+    adapter = ScriptedAdapter([tool_turn(call("open_sections", {"section_keys": ["manual"]}))])
+    with pytest.raises(VisibilityExpansionRequired) as info:
+        adapter.evaluate(prompt, session=session)
+    assert [spec.name for spec in adapter.requests[0].tools] == ["open_sections"]
+    apply_visibility(session, info.value.requested_overrides)
+    adapter.add(final("It is 42."))
+    assert adapter.evaluate(prompt, session=session).text == "It is 42."
+    second = adapter.requests[1]
+    assert [spec.name for spec in second.tools] == ["weather"]
+    assert "The secret is 42." in str(second.messages[0])
