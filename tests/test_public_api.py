@@ -18,16 +18,28 @@ def test_all_is_sorted_and_complete() -> None:
 
 
 def test_public_names_match_module_namespace() -> None:
-    helpers = {"annotations", "TYPE_CHECKING", "Any"}
-    eager = {
+    helpers = {"annotations", "TYPE_CHECKING", "Any", "importlib"}
+    public = {
         name
         for name in dir(wink)
         if not name.startswith("_")
         and name not in helpers
         and not isinstance(getattr(wink, name), types.ModuleType)
     }
-    lazy = {"AnthropicAdapter", "GoogleAdapter", "OpenAIAdapter", "OpenAIResponsesAdapter"}
-    assert eager == set(wink.__all__) - lazy
+    assert public == set(wink.__all__)
+
+
+def test_import_wink_loads_only_the_error_tree() -> None:
+    # every other name is resolved on first access; the error tree is always there
+    code = (
+        "import sys, wink\n"
+        "heavy = ('pydantic', 'tenacity', 'httpx', 'asyncio', 'wink.core.loop')\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n"
+        "from wink import Tool, WinkError\n"
+        "print(Tool.__module__, WinkError.__module__, 'pydantic' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["", "wink.core.tools wink.core.errors True"]
 
 
 def test_import_wink_loads_no_provider_sdk() -> None:

@@ -1,7 +1,9 @@
 """wink: one `evaluate()` over OpenAI, Anthropic and Gemini, with one error contract.
 
 Tool failures go back to the model as results; infrastructure failures raise a
-`WinkError`. Provider adapters are imported on first use, so `import wink` loads no SDK.
+`WinkError`. The error tree is loaded with the package; every other name is imported on
+first access (PEP 562), so `import wink` costs a few milliseconds and loads no SDK, and a
+program pays only for what it uses.
 """
 
 from __future__ import annotations
@@ -9,8 +11,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .adapters.base import ModelSettings, ProviderAdapter
-from .adapters.registry import create_adapter
 from .core.errors import (
     CircularDependencyError,
     DeadlineExceededError,
@@ -33,21 +33,23 @@ from .core.errors import (
     VisibilityExpansionRequired,
     WinkError,
 )
-from .core.limits import Budget, Deadline
-from .core.log import configure_logging
-from .core.loop import PromptResponse
-from .core.messages import Usage
-from .core.prompt import MarkdownSection, Prompt, apply_visibility
-from .core.resources import ResourceBinding
-from .core.session import PromptExecuted, PromptRendered, Session, Snapshot, ToolInvoked
-from .core.throttle import RetryPolicy
-from .core.tools import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from .adapters.anthropic import AnthropicAdapter
+    from .adapters.base import ModelSettings, ProviderAdapter
     from .adapters.google import GoogleAdapter
     from .adapters.openai import OpenAIAdapter
     from .adapters.openai_responses import OpenAIResponsesAdapter
+    from .adapters.registry import create_adapter
+    from .core.limits import Budget, Deadline
+    from .core.log import configure_logging
+    from .core.loop import PromptResponse
+    from .core.messages import Usage
+    from .core.prompt import MarkdownSection, Prompt, apply_visibility
+    from .core.resources import ResourceBinding
+    from .core.retry import RetryPolicy
+    from .core.session import PromptExecuted, PromptRendered, Session, Snapshot, ToolInvoked
+    from .core.tools import Tool, ToolContext, ToolResult
 
 __version__ = "0.1.0"
 
@@ -99,12 +101,32 @@ __all__ = [
     "create_adapter",
 ]
 
-# Adapter classes live next to their SDK; resolve them on first access only.
-_LAZY = {
+_LAZY: dict[str, str] = {
     "AnthropicAdapter": "wink.adapters.anthropic",
+    "Budget": "wink.core.limits",
+    "Deadline": "wink.core.limits",
     "GoogleAdapter": "wink.adapters.google",
+    "MarkdownSection": "wink.core.prompt",
+    "ModelSettings": "wink.adapters.base",
     "OpenAIAdapter": "wink.adapters.openai",
     "OpenAIResponsesAdapter": "wink.adapters.openai_responses",
+    "Prompt": "wink.core.prompt",
+    "PromptExecuted": "wink.core.session",
+    "PromptRendered": "wink.core.session",
+    "PromptResponse": "wink.core.loop",
+    "ProviderAdapter": "wink.adapters.base",
+    "ResourceBinding": "wink.core.resources",
+    "RetryPolicy": "wink.core.retry",
+    "Session": "wink.core.session",
+    "Snapshot": "wink.core.session",
+    "Tool": "wink.core.tools",
+    "ToolContext": "wink.core.tools",
+    "ToolInvoked": "wink.core.session",
+    "ToolResult": "wink.core.tools",
+    "Usage": "wink.core.messages",
+    "apply_visibility": "wink.core.prompt",
+    "configure_logging": "wink.core.log",
+    "create_adapter": "wink.adapters.registry",
 }
 
 
@@ -112,4 +134,10 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'wink' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -13,6 +13,8 @@ import json
 import math
 import random
 import selectors
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Generator, Mapping
@@ -31,20 +33,21 @@ from tenacity.wait import wait_combine, wait_fixed
 from wink.core import errors, throttle
 from wink.core.errors import ThrottleDetails, ThrottleError
 from wink.core.messages import RateLimitInfo
-from wink.core.throttle import (
-    RequestPacer,
+from wink.core.pacing import RequestPacer
+from wink.core.retry import RetryPolicy, with_attempts
+from wink.core.retry_strategies import (
     RetryIfRetrySafe,
-    RetryPolicy,
     StopBeforeDeadline,
     StopOnLongRetryAfter,
     WaitJitter,
     WaitRetryAfter,
+)
+from wink.core.throttle import (
     google_quota_is_daily,
     google_retry_delay,
     parse_duration,
     rate_limit_info_from_headers,
     retry_after_from_headers,
-    with_attempts,
 )
 
 CONFORMANCE = Path(__file__).parents[3] / "shared" / "conformance"
@@ -79,6 +82,14 @@ def throttled(
 
 
 def test_throttle_is_the_documented_home_of_the_throttle_types() -> None:
+    # tenacity is loaded on the first retry, not by importing the retry policy
+    code = "import sys, wink.core.retry, wink.core.pacing; print('tenacity' in sys.modules)"
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        == "False"
+    )
     assert throttle.ThrottleKind is errors.ThrottleKind
     assert throttle.ThrottleDetails is errors.ThrottleDetails
     assert sorted(throttle.__all__) == list(throttle.__all__)

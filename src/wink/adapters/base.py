@@ -11,16 +11,21 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, cast
 
 from ..core.errors import PromptEvaluationError, ThrottleError, WinkError
-from ..core.limits import Budget, Deadline
-from ..core.loop import LoopSettings, PromptResponse, run_evaluation
 from ..core.messages import ModelRequest, ModelResponse
-from ..core.prompt import Prompt
+from ..core.pacing import RequestPacer
 from ..core.provider_errors import response_shape_error
-from ..core.session import Session
-from ..core.throttle import RequestPacer, RetryPolicy, rate_limit_info_from_headers
+from ..core.retry import RetryPolicy
+from ..core.throttle import rate_limit_info_from_headers
+
+if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
+    # costs little more than importing its SDK
+    from ..core.limits import Budget, Deadline
+    from ..core.loop import PromptResponse
+    from ..core.prompt import Prompt
+    from ..core.session import Session
 
 __all__ = ["ModelSettings", "ProviderAdapter", "run_sync"]
 
@@ -140,6 +145,8 @@ class ProviderAdapter(ABC):
         graceful_tool_errors: bool | None = None,
     ) -> PromptResponse:
         """Evaluate `prompt` to a final answer; raises only `WinkError`."""
+        from ..core.loop import LoopSettings, run_evaluation
+
         graceful = (
             self.graceful_tool_errors if graceful_tool_errors is None else graceful_tool_errors
         )

@@ -432,9 +432,10 @@ def _map_errors(prompt_name: str, secrets: Iterable[str] = ()) -> Generator[None
 def _map_status_error(
     error: genai_errors.APIError, prompt_name: str, secrets: tuple[str, ...]
 ) -> PromptEvaluationError:
-    code, body = cast(Any, error.code), cast(Any, error.details)  # details: the whole body
+    untyped = cast(Any, error)  # the SDK's attributes carry partly unknown types
+    code, body = untyped.code, untyped.details  # details: the whole error body
     status = code if isinstance(code, int) else 0
-    headers = getattr(cast(Any, error.response), "headers", None)
+    headers = getattr(untyped.response, "headers", None)
     message = error.message if isinstance(error.message, str) else str(error)
     return error_from_status(
         status,

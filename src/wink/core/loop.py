@@ -25,8 +25,8 @@ from .messages import (
     UserMessage,
 )
 from .prompt import Prompt, parse_output
+from .retry import RetryPolicy
 from .session import PromptExecuted, PromptRendered, Session, ToolInvoked
-from .throttle import RetryPolicy
 
 __all__ = ["LoopSettings", "ModelClient", "PromptResponse", "run_evaluation"]
 
