@@ -340,3 +340,47 @@ def test_budget_stops_the_loop(provider: str, emulator: ProviderEmulator) -> Non
         )
     assert info.value.phase == "budget"
     assert len(emulator.requests) == 2
+
+
+# --- clients
+
+
+def test_sync_evaluate_uses_the_sdk_sync_client_and_async_the_async_one(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    import asyncio
+
+    import anthropic
+    import openai
+    from google import genai
+
+    sync_type, async_type = {
+        "openai": (openai.OpenAI, openai.AsyncOpenAI),
+        "openai-responses": (openai.OpenAI, openai.AsyncOpenAI),
+        "anthropic": (anthropic.Anthropic, anthropic.AsyncAnthropic),
+        "google": (genai.Client, genai.client.AsyncClient),
+    }[provider]
+    emulator.set_script([Turn.text("sync"), Turn.text("async"), Turn.text("nested")])
+    adapter = make_adapter(provider, emulator)
+
+    assert adapter.evaluate(make_prompt(), session=Session()).text == "sync"
+    (sync_client,) = adapter._sync_clients.values()
+    assert type(sync_client) is sync_type
+    assert not adapter._clients
+
+    async def evaluate_async_then_nested_sync() -> None:
+        response = await adapter.evaluate_async(make_prompt(), session=Session())
+        assert response.text == "async"
+        loop = asyncio.get_running_loop()
+        assert type(adapter._clients[loop]) is async_type
+        # a sync call inside a running loop must not block it: async client, other loop
+        assert adapter.evaluate(make_prompt(), session=Session()).text == "nested"
+        await adapter.aclose()
+        assert loop not in adapter._clients
+
+    asyncio.run(evaluate_async_then_nested_sync())
+    adapter.close()
+    assert not adapter._sync_clients
+    if provider != "google":
+        assert sync_client.is_closed()
+    assert [request.provider for request in emulator.requests] == [provider] * 3

@@ -43,7 +43,7 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
-from .base import ModelSettings, ProviderAdapter
+from .base import ModelSettings, ProviderAdapter, answer
 
 __all__ = ["AnthropicAdapter"]
 
@@ -265,17 +265,19 @@ class AnthropicAdapter(ProviderAdapter):
     def _load_client(self) -> Any:
         # api_key None: the SDK reads ANTHROPIC_API_KEY. Retries off: RetryPolicy decides.
         return anthropic.AsyncAnthropic(
-            api_key=self._api_key,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=0,
+            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+        )
+
+    def _load_sync_client(self) -> Any:
+        return anthropic.Anthropic(
+            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
         )
 
     async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
         body = _build_request(request, self.model, self.settings)
         timeout = self.request_timeout(request)
         with _map_errors(request.prompt_name, self.secrets):
-            raw = await client.messages.with_raw_response.create(**body, timeout=timeout)
+            raw = await answer(client.messages.with_raw_response.create(**body, timeout=timeout))
             http = raw.http_response
             content = http.content
         return self.parse_body(

@@ -52,7 +52,7 @@ from ..core.provider_errors import (
     timeout_error,
 )
 from ..core.throttle import google_quota_is_daily, google_retry_delay, rate_limit_info_from_headers
-from .base import ModelSettings, ProviderAdapter
+from .base import ModelSettings, ProviderAdapter, blocking_allowed
 
 __all__ = ["GoogleAdapter"]
 
@@ -458,6 +458,9 @@ class GoogleAdapter(ProviderAdapter):
     provider = "google"
 
     def _load_client(self) -> Any:
+        return self._load_sync_client().aio
+
+    def _load_sync_client(self) -> Any:
         options = genai_types.HttpOptions(
             base_url=self.base_url,
             api_version=_API_VERSION,
@@ -467,7 +470,7 @@ class GoogleAdapter(ProviderAdapter):
             retry_options=genai_types.HttpRetryOptions(attempts=1),
         )
         # api_key None: the SDK reads GEMINI_API_KEY / GOOGLE_API_KEY.
-        return genai.Client(api_key=self._api_key, http_options=options).aio
+        return genai.Client(api_key=self._api_key, http_options=options)
 
     async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
         body = _build_request(request, self.settings)
@@ -506,9 +509,13 @@ async def _post_generate_content(
     raising stay the SDK's. `test_google.py::test_private_sdk_path_is_still_there` fails
     if the SDK changes it.
     """
-    async_client = getattr(client, "aio", client)  # a `genai.Client` is accepted too
-    api_client = async_client._api_client
-    response = await api_client.async_request("post", _model_path(model, api_client), body, options)
+    if isinstance(client, genai.Client) and blocking_allowed():  # evaluate(): sync transport
+        api_client = client._api_client
+        response = api_client.request("post", _model_path(model, api_client), body, options)
+    else:
+        api_client = getattr(client, "aio", client)._api_client  # a `genai.Client` too
+        path = _model_path(model, api_client)
+        response = await api_client.async_request("post", path, body, options)
     return response.headers or {}, response.body or ""
 
 

@@ -41,7 +41,7 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
-from .base import ModelSettings, ProviderAdapter
+from .base import ModelSettings, ProviderAdapter, answer
 
 __all__ = [
     "FAILURE_PREFIX",
@@ -80,13 +80,17 @@ _SETTING_KEYS: dict[str, str] = {
 # --- shared with the Responses adapter
 
 
-def load_openai_client(api_key: str | None, base_url: str | None, timeout: float) -> Any:
-    """The async client with the SDK's retries off; a placeholder key for compatible servers."""
+def load_openai_client(
+    api_key: str | None, base_url: str | None, timeout: float, *, sync: bool = False
+) -> Any:
+    """The client (async, or sync for `evaluate()`) with the SDK's retries off; a
+    placeholder key for compatible servers that need none."""
     import os
 
     if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
         api_key = _PLACEHOLDER_KEY
-    return openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+    kind = openai.OpenAI if sync else openai.AsyncOpenAI
+    return kind(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
 
 def failure_text(message: ToolResultMessage) -> str:
@@ -308,11 +312,16 @@ class OpenAIAdapter(ProviderAdapter):
     def _load_client(self) -> Any:
         return load_openai_client(self._api_key, self.base_url, self.timeout)
 
+    def _load_sync_client(self) -> Any:
+        return load_openai_client(self._api_key, self.base_url, self.timeout, sync=True)
+
     async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
         body = _build_request(request, self.model, self.settings)
         timeout = self.request_timeout(request)
         with map_openai_errors(request.prompt_name, self.secrets):
-            raw = await client.chat.completions.with_raw_response.create(**body, timeout=timeout)
+            raw = await answer(
+                client.chat.completions.with_raw_response.create(**body, timeout=timeout)
+            )
             http = raw.http_response
             content = http.content
         return self.parse_body(request, content, http.headers, _parse_response)

@@ -25,7 +25,7 @@ from ..core.messages import (
     UserMessage,
 )
 from ..core.provider_errors import MalformedResponse, read_count
-from .base import ModelSettings, ProviderAdapter
+from .base import ModelSettings, ProviderAdapter, answer
 from .openai import (
     failure_text,
     load_openai_client,
@@ -229,11 +229,14 @@ class OpenAIResponsesAdapter(ProviderAdapter):
     def _load_client(self) -> Any:
         return load_openai_client(self._api_key, self.base_url, self.timeout)
 
+    def _load_sync_client(self) -> Any:
+        return load_openai_client(self._api_key, self.base_url, self.timeout, sync=True)
+
     async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
         body = _build_request(request, self.model, self.settings)
         timeout = self.request_timeout(request)
         with map_openai_errors(request.prompt_name, self.secrets):
-            raw = await client.responses.with_raw_response.create(**body, timeout=timeout)
+            raw = await answer(client.responses.with_raw_response.create(**body, timeout=timeout))
             http = raw.http_response
             content = http.content
         return self.parse_body(request, content, http.headers, _parse_response)
