@@ -330,6 +330,20 @@ def test_deadline_stops_a_slow_provider(provider: str, emulator: ProviderEmulato
         adapter.evaluate(make_prompt(), session=Session(), deadline=Deadline(at=0.3))
 
 
+def test_a_throttle_window_longer_than_the_deadline_ends_the_wait(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    emulator.set_script(Recorder(Turn.text("never sent")))
+    emulator.inject(Fault.rate_limit(retry_after=5.0))
+    adapter = make_adapter(provider, emulator)
+    with pytest.raises(ThrottleError):  # opens the adapter-wide window (no retry)
+        adapter.evaluate(make_prompt(), session=Session())
+    with pytest.raises(DeadlineExceededError, match="throttle window outlasts the deadline"):
+        adapter.evaluate(make_prompt(), session=Session(), deadline=Deadline(at=0.2))
+    assert len(emulator.requests) == 1  # the second evaluation waited, then gave up unsent
+    adapter.close()
+
+
 def test_budget_stops_the_loop(provider: str, emulator: ProviderEmulator) -> None:
     emulator.set_script(
         Recorder(*[Turn.tool_calls(EmulatedToolCall("weather", {"city": "Paris"}))] * 3)

@@ -648,8 +648,10 @@ async def test_pacing_nothing_confirms_is_forgotten() -> None:
 async def test_acquire_never_sleeps_past_the_deadline() -> None:
     pacer, clock = fake_pacer()
     pacer.on_throttle(10.0)
-    await pacer.acquire(FakeDeadline(0.5))
-    assert clock.slept == [0.5]
+    assert await pacer.acquire(FakeDeadline(0.5)) is False
+    assert clock.slept == []  # a wait that cannot end in a request is not started
+    assert await pacer.acquire(FakeDeadline(30.0)) is True
+    assert clock.slept
 
 
 def test_one_pacer_serves_several_threads_and_event_loops() -> None:

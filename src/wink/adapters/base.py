@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, cast
 
-from ..core.errors import PromptEvaluationError, ThrottleError, WinkError
+from ..core.errors import DeadlineExceededError, PromptEvaluationError, ThrottleError, WinkError
 from ..core.messages import ModelRequest, ModelResponse
 from ..core.pacing import RequestPacer
 from ..core.provider_errors import response_shape_error
@@ -196,8 +196,11 @@ class ProviderAdapter(ABC):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         pacer = self._pacer
-        if not pacer.idle:
-            await pacer.acquire()
+        if not pacer.idle and not await pacer.acquire(request.deadline):
+            raise DeadlineExceededError(
+                "the provider's throttle window outlasts the deadline; request not sent",
+                prompt_name=request.prompt_name,
+            )
         try:
             response = await self._send(self._client(request.prompt_name), request)
         except ThrottleError as error:
@@ -236,9 +239,10 @@ class ProviderAdapter(ABC):
         return response if rate_limit is None else replace(response, rate_limit=rate_limit)
 
     def request_timeout(self, request: ModelRequest) -> float:
-        if request.timeout is None:
+        """The SDK timeout for this attempt: the adapter's, cut to the deadline's rest."""
+        if request.deadline is None:
             return self.timeout
-        return max(0.001, min(self.timeout, request.timeout))
+        return max(0.001, min(self.timeout, request.deadline.remaining()))
 
     def _client(self, prompt_name: str) -> Any:
         """The SDK client for this request: the caller's, else one per event loop.

@@ -125,7 +125,7 @@ async def run_evaluation(
                 tuple(messages),
                 specs,
                 rendered.output,
-                timeout=deadline.remaining() if deadline is not None else None,
+                deadline=deadline,
             )
             response = await _request(client, request, settings, tracker, deadline)
             if not response.tool_calls:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .limits import Deadline
 
 __all__ = [
     "AssistantMessage",
@@ -156,7 +159,7 @@ class ModelRequest:
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
     output: OutputSpec | None = None
-    timeout: float | None = None
+    deadline: Deadline | None = None  # read at send time: retries and pacing take time too
 
 
 @dataclass(frozen=True, slots=True)

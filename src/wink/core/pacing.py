@@ -109,29 +109,30 @@ class RequestPacer:
         """The learned seconds between two requests (0 = not pacing), before the margin."""
         return self._interval
 
-    async def acquire(self, deadline: HasRemaining | None = None) -> None:
-        """Wait until this request may be sent; never sleeps past `deadline`.
+    async def acquire(self, deadline: HasRemaining | None = None) -> bool:
+        """Wait until this request may be sent: True then, False at once when that would be
+        at or past `deadline` (no wait that cannot end in a request).
 
         Report the answer from the same task (`on_response` / `on_throttle`).
         """
         if not self._active:
-            return
+            return True
         sleep = self._sleep if self._sleep is not None else asyncio.sleep
         with self._lock:
             mark = self._reserve(self._clock())
         if mark is None:
-            return
+            return True
         wake: float | None = mark + self._shift
         while wake is not None:
             delay = wake - self._clock()
             if deadline is not None and delay >= deadline.remaining():
-                await sleep(max(0.0, deadline.remaining()))
-                return
+                return False
             if delay > 0:
                 await sleep(delay)
             with self._lock:
                 wake = self._release(self._clock(), mark)
         _released.set((self, self._last_release))
+        return True
 
     def on_throttle(self, retry_after: float | None) -> None:
         """A request was throttled: hold every request until the provider's window ends."""
