@@ -40,9 +40,22 @@ _OVERLOADED_STATUSES = frozenset({500, 502, 503, 504, 529})
 _TIMEOUT_STATUSES = frozenset({408})
 
 
+_SHORT_SECRET = 8
+
+
 def redact_secrets(value: Any, secrets: Iterable[str | None] = ()) -> Any:
-    """A copy of `value` with credential fields, key-shaped strings and `secrets` masked."""
-    known = tuple(secret for secret in secrets if secret)
+    """A copy of `value` with credential fields, key-shaped strings and `secrets` masked.
+
+    A secret shorter than 8 characters (a test key such as "k") is masked only where it
+    stands alone: masking it inside words would garble ids and messages, and a value
+    that short protects nothing anyway.
+    """
+    known = tuple(secret for secret in secrets if secret and len(secret) >= _SHORT_SECRET)
+    short = tuple(
+        re.compile(rf"(?<![\w-]){re.escape(secret)}(?![\w-])")
+        for secret in secrets
+        if secret and len(secret) < _SHORT_SECRET
+    )
 
     def clean(node: Any) -> Any:
         if isinstance(node, Mapping):
@@ -55,6 +68,8 @@ def redact_secrets(value: Any, secrets: Iterable[str | None] = ()) -> Any:
         if isinstance(node, str):
             for secret in known:
                 node = node.replace(secret, _REDACTED)
+            for pattern in short:
+                node = pattern.sub(_REDACTED, node)
             return _SECRET_PATTERN.sub(_REDACTED, node)
         return node
 
@@ -84,9 +99,12 @@ def error_from_status(
     """Classify an HTTP error answer: throttles are retry-safe, client errors are not retried.
 
     429 -> rate_limit (or quota_exhausted, never retried); 5xx and 529 -> overloaded;
-    408 -> timeout; any other 4xx -> `PromptEvaluationError(phase="request")`.
+    408 -> timeout; any other 4xx -> `PromptEvaluationError(phase="request")`. The
+    message, like the payload, is cleaned of `secrets` (providers echo a rejected key).
     """
+    secrets = tuple(secrets)
     payload = _payload(body, status, secrets)
+    message = cast(str, redact_secrets(message, secrets))
     kind: ThrottleKind | None
     if status == 429:
         kind = "quota_exhausted" if quota_exhausted else "rate_limit"
