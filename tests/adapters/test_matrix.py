@@ -30,7 +30,7 @@ from wink import (
     ToolResult,
     create_adapter,
 )
-from wink.adapters.base import ProviderAdapter
+from wink.adapters.base import ProviderAdapter, run_sync
 from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
 
 PROVIDERS = ["openai", "openai-responses", "anthropic", "google"]
@@ -398,3 +398,23 @@ def test_sync_evaluate_uses_the_sdk_sync_client_and_async_the_async_one(
     if provider != "google":
         assert sync_client.is_closed()
     assert [request.provider for request in emulator.requests] == [provider] * 3
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_callers_client_keeps_its_settings_but_not_its_retries(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    import anthropic
+    import openai
+
+    kind = openai.AsyncOpenAI if provider == "openai" else anthropic.AsyncAnthropic
+    mine = kind(api_key=SECRET, base_url=emulator.base_url(provider))  # SDK default: 2 retries
+    emulator.inject(Fault.rate_limit(retry_after=0.01))
+    adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine, retry_policy=NO_RETRY)
+    with pytest.raises(ThrottleError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    assert info.value.details.attempts == 1
+    assert len(emulator.requests) == 1  # the SDK did not retry behind wink's back
+    assert mine.max_retries == 2  # the caller's object is left as it was
+    adapter.close()
+    run_sync(mine.close())

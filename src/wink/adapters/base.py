@@ -113,7 +113,7 @@ class ProviderAdapter(ABC):
             extra=dict(extra_body or {}),
         )
         self._api_key = api_key
-        self._given_client = client
+        self._given_client = _without_sdk_retries(client)
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
@@ -323,6 +323,15 @@ class ProviderAdapter(ABC):
 async def answer(value: Any) -> Any:
     """The SDK call's result, awaited when the client is an async one."""
     return await value if inspect.isawaitable(value) else value
+
+
+def _without_sdk_retries(client: Any) -> Any:
+    """The caller's client with its own retries off, so `RetryPolicy` is the only one
+    deciding. openai and anthropic clients copy cheaply (`with_options`, same pool)."""
+    if client is None or not getattr(client, "max_retries", 0):
+        return client
+    with_options = getattr(client, "with_options", None)
+    return with_options(max_retries=0) if callable(with_options) else client
 
 
 async def _close_client(client: Any) -> None:
