@@ -42,7 +42,7 @@ __all__ = ["run_demo"]
 _MODELS = {
     "openai": "gpt-4.1-mini",
     "openai-responses": "gpt-4.1-mini",
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",
 }
 _KEYS = {

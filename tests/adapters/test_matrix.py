@@ -37,7 +37,7 @@ PROVIDERS = ["openai", "openai-responses", "anthropic", "google"]
 MODELS = {
     "openai": "gpt-4.1",
     "openai-responses": "gpt-4.1",
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",
 }
 SECRET = "sk-test-THIS-KEY-MUST-NEVER-LEAK-0123456789"

@@ -21,7 +21,7 @@ PROVIDERS: dict[str, tuple[str, str]] = {
 
 
 def create_adapter(spec: str, **options: Any) -> ProviderAdapter:
-    """Build the adapter for `"provider:model"`, e.g. `"anthropic:claude-sonnet-4-5"`.
+    """Build the adapter for `"provider:model"`, e.g. `"anthropic:claude-sonnet-4-6"`.
 
     `options` are the adapter's keyword arguments (`client=`, `base_url=`, `api_key=`,
     `retry_policy=`, `timeout=`, `temperature=`, ...).
