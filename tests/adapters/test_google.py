@@ -20,7 +20,6 @@ from wink.adapters.base import ModelSettings
 from wink.adapters.google import (
     GoogleAdapter,
     _build_request,
-    _Malformed,
     _map_errors,
     _parse_response,
     _post_generate_content,
@@ -36,6 +35,7 @@ from wink.core.messages import (
     UserMessage,
     output_tool_spec,
 )
+from wink.core.provider_errors import MalformedResponse
 
 CONFORMANCE = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "google"
 NO_SETTINGS = ModelSettings()
@@ -387,7 +387,7 @@ WRONG_SHAPES: list[Any] = [
 
 @pytest.mark.parametrize("body", WRONG_SHAPES)
 def test_wrong_shapes_are_reported_not_crashed_on(body: Any) -> None:
-    with pytest.raises(_Malformed):
+    with pytest.raises(MalformedResponse):
         _parse_response(body, None)
 
 

@@ -11,7 +11,6 @@ import json
 import math
 from collections.abc import Generator, Iterable, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any, cast
 
 # --- guarded SDK import
@@ -45,13 +44,15 @@ from ..core.messages import (
     output_tool_spec,
 )
 from ..core.provider_errors import (
+    MalformedResponse,
     connection_error,
     error_from_status,
+    read_count,
     redact_secrets,
     response_shape_error,
     timeout_error,
 )
-from ..core.throttle import google_quota_is_daily, google_retry_delay, rate_limit_info_from_headers
+from ..core.throttle import google_quota_is_daily, google_retry_delay
 from .base import ModelSettings, ProviderAdapter, blocking_allowed
 
 __all__ = ["GoogleAdapter"]
@@ -255,14 +256,10 @@ def _map_tool_spec(spec: ToolSpec) -> dict[str, Any]:
 # --- response parsing
 
 
-class _Malformed(Exception):
-    """The body does not have the documented `GenerateContentResponse` shape."""
-
-
 def _parse_response(body: Any, output: OutputSpec | None) -> ModelResponse:
-    """A `GenerateContentResponse` dict -> `ModelResponse`; raises `_Malformed`."""
+    """A `GenerateContentResponse` dict -> `ModelResponse`; raises `MalformedResponse`."""
     if not isinstance(body, dict):
-        raise _Malformed("the body is not a JSON object")
+        raise MalformedResponse("the body is not a JSON object")
     body = cast(dict[str, Any], body)
     usage = _parse_usage(body.get("usageMetadata"))
     candidates = body.get("candidates")
@@ -270,12 +267,12 @@ def _parse_response(body: Any, output: OutputSpec | None) -> ModelResponse:
         feedback = body.get("promptFeedback")
         if isinstance(feedback, dict) and cast(dict[str, Any], feedback).get("blockReason"):
             return ModelResponse(text=None, usage=usage, finish_reason="content_filter", raw=body)
-        raise _Malformed("no candidates and no promptFeedback.blockReason")
+        raise MalformedResponse("no candidates and no promptFeedback.blockReason")
     if not isinstance(candidates, list):
-        raise _Malformed("candidates is not a list")
+        raise MalformedResponse("candidates is not a list")
     candidate = cast(list[Any], candidates)[0]
     if not isinstance(candidate, dict):
-        raise _Malformed("candidates[0] is not an object")
+        raise MalformedResponse("candidates[0] is not an object")
     candidate = cast(dict[str, Any], candidate)
     reason = _parse_finish_reason(candidate.get("finishReason"))
     parts = _candidate_parts(candidate, reason)
@@ -303,7 +300,7 @@ def _parse_finish_reason(value: Any) -> FinishReason:
     if value is None:
         return "stop"
     if not isinstance(value, str):
-        raise _Malformed("finishReason is not a string")
+        raise MalformedResponse("finishReason is not a string")
     return _FINISH_REASONS.get(value, "other")
 
 
@@ -312,15 +309,15 @@ def _candidate_parts(candidate: dict[str, Any], reason: FinishReason) -> list[di
     content = candidate.get("content")
     if content is None:
         if reason == "stop":
-            raise _Malformed("candidates[0] has no content")
+            raise MalformedResponse("candidates[0] has no content")
         return []
     if not isinstance(content, dict):
-        raise _Malformed("candidates[0].content is not an object")
+        raise MalformedResponse("candidates[0].content is not an object")
     parts = cast(dict[str, Any], content).get("parts", [])
     if not isinstance(parts, list):
-        raise _Malformed("candidates[0].content.parts is not a list")
+        raise MalformedResponse("candidates[0].content.parts is not a list")
     if not all(isinstance(part, dict) for part in cast(list[Any], parts)):
-        raise _Malformed("a part is not an object")
+        raise MalformedResponse("a part is not an object")
     return cast(list[dict[str, Any]], parts)
 
 
@@ -333,7 +330,7 @@ def _parse_text(parts: list[dict[str, Any]]) -> tuple[str | None, str | None]:
         if text is None or part.get("thought") is True:
             continue
         if not isinstance(text, str):
-            raise _Malformed("a part's text is not a string")
+            raise MalformedResponse("a part's text is not a string")
         pieces.append(text)
         found = part.get("thoughtSignature")
         if isinstance(found, str):
@@ -349,18 +346,18 @@ def _parse_tool_calls(parts: list[dict[str, Any]]) -> tuple[ToolCall, ...]:
         if function is None:
             continue
         if not isinstance(function, dict):
-            raise _Malformed("functionCall is not an object")
+            raise MalformedResponse("functionCall is not an object")
         function = cast(dict[str, Any], function)
         name = function.get("name")
         if not isinstance(name, str) or not name:
-            raise _Malformed("functionCall.name is missing")
+            raise MalformedResponse("functionCall.name is missing")
         data: dict[str, Any] = {}
         call_id = function.get("id")
         if call_id is None or call_id == "":
             call_id = f"call_{len(calls)}_{name}"
             data["synthetic_id"] = True
         elif not isinstance(call_id, str):
-            raise _Malformed("functionCall.id is not a string")
+            raise MalformedResponse("functionCall.id is not a string")
         signature = part.get("thoughtSignature")
         if isinstance(signature, str):
             data["thought_signature"] = signature
@@ -383,22 +380,16 @@ def _parse_usage(metadata: Any) -> Usage:
     if metadata is None:
         return Usage()
     if not isinstance(metadata, dict):
-        raise _Malformed("usageMetadata is not an object")
+        raise MalformedResponse("usageMetadata is not an object")
     counts = cast(dict[str, Any], metadata)
-    thoughts = _count(counts, "thoughtsTokenCount")
+    thoughts = read_count(counts, "thoughtsTokenCount")
     return Usage(
-        input_tokens=_count(counts, "promptTokenCount") + _count(counts, "toolUsePromptTokenCount"),
-        output_tokens=_count(counts, "candidatesTokenCount") + thoughts,
-        cached_tokens=_count(counts, "cachedContentTokenCount"),
+        input_tokens=read_count(counts, "promptTokenCount")
+        + read_count(counts, "toolUsePromptTokenCount"),
+        output_tokens=read_count(counts, "candidatesTokenCount") + thoughts,
+        cached_tokens=read_count(counts, "cachedContentTokenCount"),
         reasoning_tokens=thoughts,
     )
-
-
-def _count(counts: dict[str, Any], key: str) -> int:
-    value = counts.get(key, 0)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _Malformed(f"usageMetadata.{key} is not an integer")
-    return value
 
 
 # --- error mapping
@@ -482,14 +473,9 @@ class GoogleAdapter(ProviderAdapter):
         )
         with _map_errors(request.prompt_name, self.secrets):
             headers, text = await _post_generate_content(client, self.model, body, options)
-        try:
-            response = _parse_response(json.loads(text), request.output)
-        except (_Malformed, ValueError) as error:
-            raise response_shape_error(
-                request.prompt_name, str(error), body=text[:2000], secrets=self.secrets
-            ) from error
-        rate_limit = rate_limit_info_from_headers(headers)
-        return response if rate_limit is None else replace(response, rate_limit=rate_limit)
+        return self.parse_body(
+            request, text, headers, lambda data: _parse_response(data, request.output)
+        )
 
 
 def _milliseconds(seconds: float) -> int:
