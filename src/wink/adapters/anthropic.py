@@ -15,6 +15,7 @@ from typing import Any, cast
 
 try:
     import anthropic
+    import httpx2
 except ImportError as _missing:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "the Anthropic adapter needs the anthropic SDK: pip install 'wink[anthropic]'"
@@ -43,7 +44,7 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
-from .base import ModelSettings, ProviderAdapter, answer
+from .base import ModelSettings, ProviderAdapter, answer, post_raw
 
 __all__ = ["AnthropicAdapter"]
 
@@ -277,8 +278,8 @@ class AnthropicAdapter(ProviderAdapter):
         body = _build_request(request, self.model, self.settings)
         timeout = self.request_timeout(request)
         with _map_errors(request.prompt_name, self.secrets):
-            raw = await answer(client.messages.with_raw_response.create(**body, timeout=timeout))
-            http = raw.http_response
+            call = post_raw(client, "/v1/messages", body, timeout, httpx2.Response)
+            http = await answer(call)
             content = http.content
         return self.parse_body(
             request, content, http.headers, lambda data: _parse_response(data, request.output)

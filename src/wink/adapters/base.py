@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an 
     from ..core.prompt import Prompt
     from ..core.session import Session
 
-__all__ = ["ModelSettings", "ProviderAdapter", "answer", "blocking_allowed", "run_sync"]
+__all__ = ["ModelSettings", "ProviderAdapter", "answer", "blocking_allowed", "post_raw", "run_sync"]
 
 T = TypeVar("T")
 
@@ -318,6 +318,21 @@ class ProviderAdapter(ABC):
 
         `client` is sync or async (see `_client`): await what the SDK call returns
         only when it is awaitable (`answer()`)."""
+
+
+def post_raw(
+    client: Any, path: str, body: Mapping[str, Any], timeout: float, response_type: type
+) -> Any:
+    """POST a wire-ready `body` through a Stainless-built SDK client (openai, anthropic)
+    with its documented raw call, `client.post(..., cast_to=<its httpx>.Response)`
+    (`response_type`): the response, or its awaitable with an async client.
+
+    Auth, headers, base URL, timeout and `APIStatusError` raising stay the SDK's. What
+    is skipped is `create()`'s typed-dict transform of the body, a walk over every
+    message of the conversation on each request, and its response models: the body is
+    already in wire form and the adapter reads the JSON itself.
+    """
+    return client.post(path, cast_to=response_type, body=body, options={"timeout": timeout})
 
 
 async def answer(value: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import Any, cast
 # --- guarded SDK import
 
 try:
+    import httpx2
     import openai
 except ImportError as _missing:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -41,7 +42,7 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
-from .base import ModelSettings, ProviderAdapter, answer
+from .base import ModelSettings, ProviderAdapter, answer, post_raw
 
 __all__ = [
     "FAILURE_PREFIX",
@@ -319,9 +320,8 @@ class OpenAIAdapter(ProviderAdapter):
         body = _build_request(request, self.model, self.settings)
         timeout = self.request_timeout(request)
         with map_openai_errors(request.prompt_name, self.secrets):
-            raw = await answer(
-                client.chat.completions.with_raw_response.create(**body, timeout=timeout)
+            http = await answer(
+                post_raw(client, "/chat/completions", body, timeout, httpx2.Response)
             )
-            http = raw.http_response
             content = http.content
         return self.parse_body(request, content, http.headers, _parse_response)

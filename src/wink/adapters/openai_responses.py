@@ -10,6 +10,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, cast
 
+import httpx2
+
 # --- guarded SDK import (through the Chat adapter, which owns the openai import)
 from ..core.messages import (
     AssistantMessage,
@@ -25,7 +27,7 @@ from ..core.messages import (
     UserMessage,
 )
 from ..core.provider_errors import MalformedResponse, read_count
-from .base import ModelSettings, ProviderAdapter, answer
+from .base import ModelSettings, ProviderAdapter, answer, post_raw
 from .openai import (
     failure_text,
     load_openai_client,
@@ -236,7 +238,6 @@ class OpenAIResponsesAdapter(ProviderAdapter):
         body = _build_request(request, self.model, self.settings)
         timeout = self.request_timeout(request)
         with map_openai_errors(request.prompt_name, self.secrets):
-            raw = await answer(client.responses.with_raw_response.create(**body, timeout=timeout))
-            http = raw.http_response
+            http = await answer(post_raw(client, "/responses", body, timeout, httpx2.Response))
             content = http.content
         return self.parse_body(request, content, http.headers, _parse_response)
