@@ -1,0 +1,79 @@
+"""The emulator as a benchmark server: `python -m benchmarks._emulator --shape loop`.
+
+Shapes: `loop` (a tool call, then a final answer once the request carries a tool result),
+`heavy` (rounds of 4 parallel tool calls until 200 results, then a final answer), `text`
+(a final answer at once). `GET /__stats` answers the emulator's counters as JSON and
+`POST /__reset` clears them (the rate limiter's bucket refills on its own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+
+from wink.testing import EmulatedRequest, EmulatedToolCall, ProviderEmulator, RateLimit, Turn
+from wink.testing.server import RawRequest, Reply, serve_forever
+
+HEAVY_ROUNDS, HEAVY_WIDTH = 50, 4
+
+
+def script_for(shape: str) -> Callable[[EmulatedRequest], Turn]:
+    def loop(request: EmulatedRequest) -> Turn:
+        if request.tool_results:
+            return Turn.text("The value is aa.", input_tokens=40, output_tokens=6)
+        return Turn.tool_calls(
+            EmulatedToolCall("lookup", {"key": "a"}), input_tokens=30, output_tokens=12
+        )
+
+    def heavy(request: EmulatedRequest) -> Turn:
+        done = len(request.tool_results)
+        if done >= HEAVY_ROUNDS * HEAVY_WIDTH:
+            return Turn.text("All looked up.")
+        calls = [
+            EmulatedToolCall("lookup", {"key": f"r{done // HEAVY_WIDTH}-{index}"})
+            for index in range(HEAVY_WIDTH)
+        ]
+        return Turn.tool_calls(*calls)
+
+    def text(request: EmulatedRequest) -> Turn:
+        return Turn.text("Hello.", input_tokens=8, output_tokens=2)
+
+    return {"loop": loop, "heavy": heavy, "text": text}[shape]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--shape", choices=["loop", "heavy", "text"], default="loop")
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--rate", type=float, default=0.0, help="requests/s; 0 = no limit")
+    parser.add_argument("--burst", type=int, default=1)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    emulator = ProviderEmulator(
+        script_for(args.shape),
+        latency=args.latency,
+        rate_limit=RateLimit(args.rate, args.burst) if args.rate > 0 else None,
+        record_limit=1,
+        google_function_call_ids=True,
+    )
+
+    def handle(raw: RawRequest) -> Reply:
+        if raw.path == "/__stats":
+            stats = emulator.stats
+            body = {
+                "requests": stats.requests,
+                "responses": {str(status): count for status, count in stats.responses.items()},
+                "throttled": stats.throttled,
+            }
+            return Reply(200, {"content-type": "application/json"}, json.dumps(body).encode())
+        if raw.path == "/__reset":
+            emulator.clear()
+            return Reply(204, {}, b"")
+        return emulator.handle(raw)
+
+    serve_forever(handle, "127.0.0.1", args.port, lambda port: print(port, flush=True))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,267 @@
+"""Load: many concurrent loops, and a rate-limited provider.
+
+Each side runs in its own child process (`python -m benchmarks.load SIDE ...`), so its
+peak RSS is its own and no state (connection pools, pacing) carries over between sides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import time
+from typing import Any
+
+from ._common import Row, emulator, interleave, row, run_json
+
+IDEAL_THROTTLED_SECONDS = 3.0
+
+
+# --- child side
+
+
+async def _concurrency(side: str, base_url: str, loops: int, concurrency: int) -> dict[str, Any]:
+    from wink import Session, create_adapter
+
+    from . import raw
+
+    errors = 0
+    gate = asyncio.Semaphore(concurrency)
+    if side == "wink":
+        adapter = create_adapter("openai:gpt-4.1", base_url=base_url, api_key="test-key-0123")
+
+        async def one() -> Any:
+            return await adapter.evaluate_async(raw.PROMPT, session=Session())
+    else:
+        client = raw.sdk_client("openai", base_url, sync=False)
+
+        async def one() -> Any:
+            return await raw.openai_async(client)
+
+    async def guarded() -> None:
+        nonlocal errors
+        async with gate:
+            try:
+                await one()
+            except Exception:
+                errors += 1
+
+    await asyncio.gather(*(guarded() for _ in range(min(concurrency, loops))))  # warm
+    started = time.perf_counter()
+    await asyncio.gather(*(guarded() for _ in range(loops)))
+    wall = time.perf_counter() - started
+    return {"wall": wall, "errors": errors}
+
+
+async def _throttled(side: str, base_url: str, requests: int, concurrency: int) -> dict[str, Any]:
+    import urllib.request
+
+    from wink import MarkdownSection, Prompt, RetryPolicy, Session, WinkError, create_adapter
+
+    from . import raw
+
+    hello = Prompt(name="hello", sections=[MarkdownSection(key="t", title="T", template="Hi")])
+    ok = failed = 0
+    gate = asyncio.Semaphore(concurrency)
+    if side.startswith("wink"):
+        policy = RetryPolicy(max_attempts=100, initial_delay=0.01, max_delay=1.0)
+        adapter = create_adapter(
+            "openai:gpt-4.1", base_url=base_url, api_key="test-key-0123", retry_policy=policy
+        )
+
+        async def one() -> None:
+            await adapter.evaluate_async(hello, session=Session())
+
+        failure: type[Exception] = WinkError
+    else:
+        import openai
+
+        client = raw.sdk_client("openai", base_url, sync=False, max_retries=int(side[3:]))
+
+        async def one() -> None:
+            await client.chat.completions.create(
+                model="gpt-4.1", messages=[{"role": "user", "content": "Hi"}]
+            )
+
+        failure = openai.OpenAIError
+
+    async def guarded() -> None:
+        nonlocal ok, failed
+        async with gate:
+            try:
+                await one()
+                ok += 1
+            except failure:
+                failed += 1
+
+    if side != "wink-cold":  # warm: the connection, lazy imports, the provider's headers
+        await guarded()
+        await asyncio.sleep(0.05)  # let the bucket refill
+    reset = urllib.request.Request(f"{base_url.removesuffix('/v1')}/__reset", method="POST")
+    await asyncio.to_thread(lambda: urllib.request.urlopen(reset).close())
+    ok = failed = 0
+    started = time.perf_counter()
+    await asyncio.gather(*(guarded() for _ in range(requests)))
+    return {"wall": time.perf_counter() - started, "ok": ok, "failed": failed}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("kind", choices=["concurrency", "throttled"])
+    parser.add_argument("side")  # wink | raw<max_retries>
+    parser.add_argument("base_url")
+    parser.add_argument("count", type=int)
+    parser.add_argument("concurrency", type=int)
+    args = parser.parse_args()
+    work = _concurrency if args.kind == "concurrency" else _throttled
+    result = asyncio.run(work(args.side, args.base_url, args.count, args.concurrency))
+    result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+# --- parent side
+
+
+def concurrency(loops: int, concurrency: int, repeat: int) -> list[Row]:
+    results: dict[str, list[dict[str, Any]]] = {"raw0": [], "wink": []}
+    with emulator("--shape", "loop", "--latency", "0.02") as server:
+        base_url = server.base_url("openai")
+
+        def side(name: str) -> float:
+            outcome = run_json(
+                [
+                    "-m",
+                    "benchmarks.load",
+                    "concurrency",
+                    name,
+                    base_url,
+                    str(loops),
+                    str(concurrency),
+                ]
+            )
+            results[name].append(outcome)
+            return outcome["wall"]
+
+        walls = interleave(repeat, {"raw0": lambda: side("raw0"), "wink": lambda: side("wink")})
+    label = f"{loops} loops, concurrency {concurrency}, 20 ms latency"
+    rows = [
+        row("concurrency", f"raw async SDK: {label}", "s", walls["raw0"]),
+        row(
+            "concurrency",
+            f"wink async: {label}",
+            "s",
+            walls["wink"],
+            against=walls["raw0"],
+            baseline="raw async SDK",
+            target=1.05,
+            note=f"errors: raw {sum(r['errors'] for r in results['raw0'])}, "
+            f"wink {sum(r['errors'] for r in results['wink'])}",
+        ),
+    ]
+    rss = {name: [r["peak_rss_mib"] for r in runs] for name, runs in results.items()}
+    rows.append(row("concurrency", "raw async SDK: peak RSS", "MiB", rss["raw0"]))
+    rows.append(
+        row(
+            "concurrency",
+            "wink async: peak RSS",
+            "MiB",
+            rss["wink"],
+            against=rss["raw0"],
+            baseline="raw async SDK",
+        )
+    )
+    return rows
+
+
+def throttling(requests: int, concurrency: int, rate: float, repeat: int) -> list[Row]:
+    ideal = requests / rate
+    runs: dict[str, list[dict[str, Any]]] = {"wink": [], "wink-cold": [], "raw10": [], "raw2": []}
+    with emulator("--shape", "text", "--rate", str(rate), "--burst", "1") as server:
+        base_url = server.base_url("openai")
+
+        def side(name: str) -> float:
+            time.sleep(0.05)  # the bucket refills between sides
+            outcome = run_json(
+                [
+                    "-m",
+                    "benchmarks.load",
+                    "throttled",
+                    name,
+                    base_url,
+                    str(requests),
+                    str(concurrency),
+                ]
+            )
+            stats = server.stats()
+            outcome["throttled"] = float(stats["throttled"])  # type: ignore[arg-type]
+            runs[name].append(outcome)
+            return outcome["wall"]
+
+        interleave(repeat, {name: (lambda name=name: side(name)) for name in runs})
+    label = f"{requests} requests, concurrency {concurrency}, {rate:g} req/s, burst 1"
+    wink, raw10, raw2 = runs["wink"], runs["raw10"], runs["raw2"]
+    ideals = [ideal] * repeat
+    return [
+        row(
+            "throttling",
+            f"wink wall time: {label}",
+            "s",
+            [r["wall"] for r in wink],
+            against=ideals,
+            baseline=f"ideal {ideal:g} s",
+            target=1.15,
+            note=f"succeeded: {_per_run(wink, 'ok')} of {requests}",
+        ),
+        row(
+            "throttling",
+            "wink from a cold start (no request before the 300): wall time",
+            "s",
+            [r["wall"] for r in runs["wink-cold"]],
+            against=ideals,
+            baseline=f"ideal {ideal:g} s",
+            note=f"succeeded: {_per_run(runs['wink-cold'], 'ok')}; "
+            f"429s: {_per_run(runs['wink-cold'], 'throttled')}",
+        ),
+        row(
+            "throttling",
+            "wink: 429s provoked",
+            "429s",
+            [r["throttled"] for r in wink],
+            against=[r["throttled"] for r in raw10],
+            baseline="raw SDK, max_retries=10",
+            target=0.25,
+        ),
+        row(
+            "throttling",
+            "raw SDK, max_retries=10: wall time",
+            "s",
+            [r["wall"] for r in raw10],
+            against=ideals,
+            baseline=f"ideal {ideal:g} s",
+            note=f"succeeded: {_per_run(raw10, 'ok')} of {requests}",
+        ),
+        row(
+            "throttling",
+            "raw SDK, max_retries=10: 429s provoked",
+            "429s",
+            [r["throttled"] for r in raw10],
+        ),
+        row(
+            "throttling",
+            "raw SDK, default max_retries=2: wall time",
+            "s",
+            [r["wall"] for r in raw2],
+            against=ideals,
+            baseline=f"ideal {ideal:g} s",
+            note=f"succeeded: {_per_run(raw2, 'ok')} of {requests}",
+        ),
+    ]
+
+
+def _per_run(runs: list[dict[str, Any]], key: str) -> str:
+    return ", ".join(str(int(run[key])) for run in runs)
+
+
+if __name__ == "__main__":
+    main()
