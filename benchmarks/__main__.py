@@ -23,7 +23,7 @@ def scenarios(quick: bool, repeat: int | None) -> dict[str, Callable[[], list[Ro
         return repeat if repeat is not None else (short if quick else full)
 
     return {
-        "import": lambda: import_time(reps(7, 2)),
+        "import": lambda: import_time(reps(11, 2)),
         "loops": lambda: loop_overhead(
             loops=20 if quick else 200, repeat=reps(5, 1), warmup=5 if quick else 30
         ),
