@@ -146,7 +146,7 @@ def machine() -> dict[str, str]:
     except OSError:
         pass
     versions = {}
-    for package in ("wink", "openai", "anthropic", "google-genai", "httpx", "pydantic"):
+    for package in ("wink", "openai", "anthropic", "google-genai", "httpx2", "pydantic"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:

@@ -13,7 +13,7 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-import httpx
+import httpx2 as httpx  # the SDKs' own transport (httpx 2), for the floor
 
 from wink import Session, ToolInvoked, create_adapter
 
@@ -109,7 +109,7 @@ def loop_overhead(loops: int, repeat: int, warmup: int) -> list[Row]:
                     rows.append(
                         row(
                             "loop overhead",
-                            f"{provider} {mode}: plain httpx (floor)",
+                            f"{provider} {mode}: plain httpx2, the SDKs' transport (floor)",
                             "ms/loop",
                             timings[f"{mode} httpx"],
                             against=base,

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import anthropic
-import httpx
+import httpx2 as httpx  # the SDKs' own transport (httpx 2), for the floor
 import openai
 from google import genai
 from google.genai import types
