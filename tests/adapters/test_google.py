@@ -37,7 +37,7 @@ from wink.core.messages import (
 )
 from wink.core.provider_errors import MalformedResponse
 
-CONFORMANCE = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "google"
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance" / "google"
 NO_SETTINGS = ModelSettings()
 CAPITAL_SCHEMA = {
     "additionalProperties": False,

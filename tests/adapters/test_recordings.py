@@ -26,7 +26,8 @@ from wink.core.messages import (
 )
 from wink.testing import Fault, ProviderEmulator
 
-CONFORMANCE = Path(__file__).resolve().parents[3] / "shared" / "conformance"
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"  # shared/conformance, as is
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "conformance"
 pytestmark = pytest.mark.skipif(not CONFORMANCE.is_dir(), reason="shared/conformance is absent")
 _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection", "content-encoding"}
 
@@ -296,3 +297,12 @@ def test_every_recording_is_covered() -> None:
     names = {str(p.relative_to(CONFORMANCE)) for p in CONFORMANCE.rglob("*.json")}
     source = Path(__file__).read_text(encoding="utf-8")
     assert {name for name in names if name not in source} == set()
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="no shared/conformance next to this checkout")
+def test_the_copies_here_are_the_shared_recordings_unchanged() -> None:
+    ours = {
+        path.relative_to(CONFORMANCE): path.read_bytes() for path in CONFORMANCE.rglob("*.json")
+    }
+    shared = {path.relative_to(SHARED): path.read_bytes() for path in SHARED.rglob("*.json")}
+    assert ours == shared

@@ -50,7 +50,7 @@ from wink.core.throttle import (
     retry_after_from_headers,
 )
 
-CONFORMANCE = Path(__file__).parents[3] / "shared" / "conformance"
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"  # shared/conformance, as is
 
 
 def recording(provider: str, name: str) -> dict[str, Any]:
