@@ -418,3 +418,16 @@ def test_a_callers_client_keeps_its_settings_but_not_its_retries(
     assert mine.max_retries == 2  # the caller's object is left as it was
     adapter.close()
     run_sync(mine.close())
+
+
+def test_a_retired_anthropic_model_still_gets_the_sdks_warning(
+    emulator: ProviderEmulator,
+) -> None:
+    emulator.set_script([Turn.text("one"), Turn.text("two")])
+    adapter = create_adapter(
+        "anthropic:claude-sonnet-4-5", base_url=emulator.base_url("anthropic"), api_key=SECRET
+    )
+    with pytest.warns(DeprecationWarning, match="claude-sonnet-4-5"):
+        adapter.evaluate(make_prompt(), session=Session())
+    adapter.evaluate(make_prompt(), session=Session())  # once per client, not per request
+    adapter.close()

@@ -258,6 +258,24 @@ def _map_errors(prompt_name: str, secrets: Iterable[str] = ()) -> AbstractContex
 # --- the adapter
 
 
+def _warn_if_deprecated(model: str) -> None:
+    """The SDK's own model-retirement warning, which its `messages.create` would give and
+    the raw call skips: once per client wink creates instead of on every request."""
+    import warnings
+
+    from anthropic.resources.messages import messages as sdk_messages
+
+    retired: Any = getattr(sdk_messages, "DEPRECATED_MODELS", {})
+    if isinstance(retired, dict) and model in retired:
+        warnings.warn(
+            f"The Anthropic model {model!r} is deprecated and reaches end-of-life on "
+            f"{cast(dict[str, str], retired)[model]}; see "
+            "https://docs.anthropic.com/en/docs/resources/model-deprecations",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+
 class AnthropicAdapter(ProviderAdapter):
     """Anthropic's Messages API through the anthropic SDK, translated to and from wink's loop."""
 
@@ -265,11 +283,13 @@ class AnthropicAdapter(ProviderAdapter):
 
     def _load_client(self) -> Any:
         # api_key None: the SDK reads ANTHROPIC_API_KEY. Retries off: RetryPolicy decides.
+        _warn_if_deprecated(self.model)
         return anthropic.AsyncAnthropic(
             api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
         )
 
     def _load_sync_client(self) -> Any:
+        _warn_if_deprecated(self.model)
         return anthropic.Anthropic(
             api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
         )
