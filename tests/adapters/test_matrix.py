@@ -431,3 +431,31 @@ def test_a_retired_anthropic_model_still_gets_the_sdks_warning(
         adapter.evaluate(make_prompt(), session=Session())
     adapter.evaluate(make_prompt(), session=Session())  # once per client, not per request
     adapter.close()
+
+
+def test_one_adapter_serves_sync_callers_on_several_threads(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    import threading
+
+    emulator.set_script(lambda request: Turn.text("ok"))  # every request answers
+    adapter = make_adapter(provider, emulator)
+    answers: list[str | None] = []
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            for _ in range(3):
+                answers.append(adapter.evaluate(make_prompt(), session=Session()).text)
+            adapter.close()  # this thread's client
+        except BaseException as error:  # pragma: no cover - reported below
+            failures.append(error)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert failures == []
+    assert answers == ["ok"] * 12
+    assert not adapter._sync_clients  # each thread closed the client it used
