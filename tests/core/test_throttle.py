@@ -209,7 +209,9 @@ def test_openai_recording_reports_its_request_allowance() -> None:
 def test_anthropic_recordings_report_their_request_allowance() -> None:
     headers = recording("anthropic", "tool_use_with_ratelimit_headers")["response"]["headers"]
     info = rate_limit_info_from_headers(headers, now=NOW)
-    assert info == RateLimitInfo(limit_requests=4000, remaining_requests=3999, reset_requests=5.0)
+    assert info == RateLimitInfo(
+        limit_requests=4000, remaining_requests=3999, reset_requests=5.0, reset_is_time=True
+    )
     full = recording("anthropic", "text_with_ratelimit_headers")["response"]["headers"]
     later = rate_limit_info_from_headers(full, now=datetime(2026, 1, 1, tzinfo=UTC))
     assert later is not None
@@ -599,6 +601,52 @@ async def test_an_empty_allowance_spaces_requests_one_refill_apart() -> None:
     gaps = [later - earlier for earlier, later in itertools.pairwise(releases)]
     assert releases[0] == pytest.approx(100.01)  # the first waits for the refill
     assert all(0.01 <= gap <= 0.0115 for gap in gaps)
+
+
+async def test_a_reset_sent_as_a_clock_time_gets_back_the_trip_home() -> None:
+    # Anthropic says *when* the allowance is full; counted from the answer's arrival that
+    # is short by the trip back, about half the round trip
+    pacer, clock = fake_pacer()
+    pacer.on_response(BUCKET_EMPTY)
+    await pacer.acquire()  # paced: the release is remembered for this task
+    clock.now += 0.004  # the round trip
+    pacer.on_response(
+        RateLimitInfo(
+            limit_requests=1, remaining_requests=0, reset_requests=0.008, reset_is_time=True
+        )
+    )
+    assert pacer.interval == pytest.approx(0.010)
+    await pacer.acquire()
+    clock.now += 0.004
+    pacer.on_response(  # the same figure as a duration (OpenAI) is taken as it is
+        RateLimitInfo(limit_requests=1, remaining_requests=0, reset_requests=0.0105)
+    )
+    assert pacer.interval == pytest.approx(0.0105)
+
+
+def test_the_reset_header_says_whether_it_is_a_clock_time() -> None:
+    now = datetime(2025, 11, 4, 22, 50, 54, tzinfo=UTC)
+    anthropic = rate_limit_info_from_headers(
+        {
+            "anthropic-ratelimit-requests-limit": "1",
+            "anthropic-ratelimit-requests-remaining": "0",
+            "anthropic-ratelimit-requests-reset": "2025-11-04T22:50:54.010Z",
+        },
+        now=now,
+    )
+    openai = rate_limit_info_from_headers(
+        {
+            "x-ratelimit-limit-requests": "1",
+            "x-ratelimit-remaining-requests": "0",
+            "x-ratelimit-reset-requests": "10ms",
+        },
+        now=now,
+    )
+    assert anthropic is not None
+    assert anthropic.reset_is_time
+    assert anthropic.reset_requests == pytest.approx(0.010)
+    assert openai is not None
+    assert not openai.reset_is_time
 
 
 async def test_room_to_spare_relaxes_the_pace_back_to_idle() -> None:

@@ -166,12 +166,15 @@ class ModelRequest:
 class RateLimitInfo:
     """Rate-limit state the provider reported on a response (None where not sent).
 
-    `reset_requests` is seconds until the request allowance is full again.
+    `reset_requests` is seconds until the request allowance is full again. `reset_is_time`
+    says it was sent as a clock time (Anthropic) rather than a duration (OpenAI): counted
+    from when the answer was read, it is short by the answer's trip back.
     """
 
     limit_requests: int | None = None
     remaining_requests: int | None = None
     reset_requests: float | None = None
+    reset_is_time: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -165,6 +165,10 @@ class RequestPacer:
         reset = info.reset_requests
         if reset is None or not math.isfinite(reset) or reset < 0:
             return
+        if info.reset_is_time and released is not None:
+            # a clock time was turned into "seconds from now" on arrival: add back about
+            # half the round trip, the time the answer spent coming back
+            reset += max(0.0, self._clock() - released) / 2
         deficit = max(1, limit - remaining) if limit is not None else 1
         sample = min(reset / deficit, _MAX_INTERVAL)
         with self._lock:

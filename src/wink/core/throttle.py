@@ -150,6 +150,7 @@ def rate_limit_info_from_headers(
             limit_requests=_integer(limit),
             remaining_requests=_integer(remaining),
             reset_requests=_reset_seconds(reset, now),
+            reset_is_time=isinstance(reset, str) and parse_duration(reset) is None,
         )
     return None  # pragma: no cover - `found` holds one of the names
 
