@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
+from wink.core.throttle import parse_duration
 from wink.testing import Fault, ProviderEmulator, RateLimit, Turn
 from wink.testing.ratelimit import TokenBucket
 
@@ -44,7 +45,10 @@ def test_openai_burst_then_exact_retry_after() -> None:
             assert first.headers["x-ratelimit-limit-requests"] == "2"
             assert first.headers["x-ratelimit-remaining-requests"] == "1"
             assert second.headers["x-ratelimit-remaining-requests"] == "0"
-            assert second.headers["x-ratelimit-reset-requests"].endswith("ms")
+            # a Go duration until the bucket is full again: "1s" at once, "985ms" a bit later
+            reset = parse_duration(second.headers["x-ratelimit-reset-requests"])
+            assert reset is not None
+            assert 0 < reset <= 1.0
             assert third.json()["error"]["code"] == "rate_limit_exceeded"
             wait_ms = int(third.headers["retry-after-ms"])
             assert 0 < wait_ms <= 500
