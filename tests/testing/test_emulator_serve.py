@@ -26,7 +26,7 @@ def test_serve_prints_urls_answers_and_stops_on_sigint() -> None:
         reply = httpx.post(f"{root}/v1/messages", json=body, timeout=5)
         assert reply.json()["content"][0]["text"] == "Hello from the wink provider emulator."
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=10) == 0
+        assert process.wait(timeout=30) == 0  # generous: CI machines can be loaded
     finally:
         process.kill()
         process.wait()
