@@ -44,7 +44,7 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
-from .base import ModelSettings, ProviderAdapter, answer, post_raw
+from .base import ModelSettings, ProviderAdapter
 
 __all__ = ["AnthropicAdapter"]
 
@@ -296,11 +296,12 @@ class AnthropicAdapter(ProviderAdapter):
 
     async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
         body = _build_request(request, self.model, self.settings)
-        timeout = self.request_timeout(request)
-        with _map_errors(request.prompt_name, self.secrets):
-            call = post_raw(client, "/v1/messages", body, timeout, httpx2.Response)
-            http = await answer(call)
-            content = http.content
-        return self.parse_body(
-            request, content, http.headers, lambda data: _parse_response(data, request.output)
+        return await self.post_json(
+            client,
+            request,
+            "/v1/messages",
+            body,
+            errors=_map_errors,
+            response_type=httpx2.Response,
+            parse=lambda data: _parse_response(data, request.output),
         )

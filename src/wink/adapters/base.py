@@ -10,6 +10,7 @@ import threading
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Mapping
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, cast
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an 
     from ..core.prompt import Prompt
     from ..core.session import Session
 
-__all__ = ["ModelSettings", "ProviderAdapter", "answer", "blocking_allowed", "post_raw", "run_sync"]
+__all__ = ["ModelSettings", "ProviderAdapter", "blocking_allowed", "run_sync"]
 
 T = TypeVar("T")
 
@@ -62,12 +63,14 @@ class ProviderAdapter(ABC):
     A subclass implements three things and nothing else:
 
     * `_load_client()` builds the provider's async SDK client, with the SDK's own retries
-      off (wink's `RetryPolicy` is the only one that decides);
+      off (wink's `RetryPolicy` is the only one that decides), and optionally
+      `_load_sync_client()` its sync client, which `evaluate()` then uses;
     * `_send(client, request)` maps the neutral `ModelRequest` to the provider's request
       (failed tool results in the provider's native error form), calls the SDK inside its
-      `_map_errors()` (SDK exceptions -> `PromptEvaluationError` / `ThrottleError`, via
-      `wink.core.provider_errors`), and parses the answer into a `ModelResponse`
-      (checking its shape: a 200 with a wrong body is `phase="response"`);
+      error mapping (SDK exceptions -> `PromptEvaluationError` / `ThrottleError`, via
+      `wink.core.provider_errors`; `post_json` does all of it for Stainless-built SDKs),
+      and parses the answer into a `ModelResponse` (checking its shape: a 200 with a
+      wrong body is `phase="response"`);
     * `provider`, the prefix used by `create_adapter("provider:model")`.
 
     Everything else — the loop, tool execution, retries, pacing after a throttle,
@@ -316,28 +319,36 @@ class ProviderAdapter(ABC):
     async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
         """Translate, call the SDK under `_map_errors`, parse.
 
-        `client` is sync or async (see `_client`): await what the SDK call returns
-        only when it is awaitable (`answer()`)."""
+        `client` is sync or async (see `_client`). Stainless-built SDKs (openai,
+        anthropic) need only `post_json`."""
 
+    async def post_json(
+        self,
+        client: Any,
+        request: ModelRequest,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        errors: Callable[[str, tuple[str, ...]], AbstractContextManager[None]],
+        response_type: type,
+        parse: Callable[[Any], ModelResponse],
+    ) -> ModelResponse:
+        """One exchange through a Stainless-built SDK client (openai, anthropic), sync or
+        async: the wire-ready `body` goes out with the SDK's documented raw call,
+        `client.post(path, cast_to=<its httpx>.Response)` (`response_type`), under the
+        adapter's `errors` mapping, and the JSON answer is read with `parse`.
 
-def post_raw(
-    client: Any, path: str, body: Mapping[str, Any], timeout: float, response_type: type
-) -> Any:
-    """POST a wire-ready `body` through a Stainless-built SDK client (openai, anthropic)
-    with its documented raw call, `client.post(..., cast_to=<its httpx>.Response)`
-    (`response_type`): the response, or its awaitable with an async client.
-
-    Auth, headers, base URL, timeout and `APIStatusError` raising stay the SDK's. What
-    is skipped is `create()`'s typed-dict transform of the body, a walk over every
-    message of the conversation on each request, and its response models: the body is
-    already in wire form and the adapter reads the JSON itself.
-    """
-    return client.post(path, cast_to=response_type, body=body, options={"timeout": timeout})
-
-
-async def answer(value: Any) -> Any:
-    """The SDK call's result, awaited when the client is an async one."""
-    return await value if inspect.isawaitable(value) else value
+        Auth, headers, base URL, timeout and exception types stay the SDK's. What is
+        skipped is `create()`'s typed-dict transform of the body, a walk over every
+        message of the conversation on each request, and its response models.
+        """
+        options = {"timeout": self.request_timeout(request)}
+        with errors(request.prompt_name, self.secrets):
+            http = client.post(path, cast_to=response_type, body=body, options=options)
+            if inspect.isawaitable(http):
+                http = await http
+            content = http.content
+        return self.parse_body(request, content, http.headers, parse)
 
 
 def _without_sdk_retries(client: Any) -> Any:

@@ -375,13 +375,8 @@ def _parse_arguments(args: Any) -> str | Mapping[str, Any]:
     return json.dumps(args)
 
 
-def _parse_usage(metadata: Any) -> Usage:
+def _parse_usage(counts: Any) -> Usage:
     """Thinking tokens are billed as output: output = candidates + thoughts."""
-    if metadata is None:
-        return Usage()
-    if not isinstance(metadata, dict):
-        raise MalformedResponse("usageMetadata is not an object")
-    counts = cast(dict[str, Any], metadata)
     thoughts = read_count(counts, "thoughtsTokenCount")
     return Usage(
         input_tokens=read_count(counts, "promptTokenCount")

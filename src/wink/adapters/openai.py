@@ -42,7 +42,7 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
-from .base import ModelSettings, ProviderAdapter, answer, post_raw
+from .base import ModelSettings, ProviderAdapter
 
 __all__ = [
     "FAILURE_PREFIX",
@@ -253,12 +253,8 @@ def _parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
     return tuple(calls)
 
 
-def _parse_usage(value: Any) -> Usage:
-    if value is None:  # some compatible servers omit it
-        return Usage()
-    if not isinstance(value, dict):
-        raise MalformedResponse("`usage` is not an object")
-    counts = cast(dict[str, Any], value)
+def _parse_usage(counts: Any) -> Usage:
+    """Some compatible servers send no `usage`: every count is then 0."""
     return Usage(
         input_tokens=read_count(counts, "prompt_tokens"),
         output_tokens=read_count(counts, "completion_tokens"),
@@ -318,10 +314,12 @@ class OpenAIAdapter(ProviderAdapter):
 
     async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
         body = _build_request(request, self.model, self.settings)
-        timeout = self.request_timeout(request)
-        with map_openai_errors(request.prompt_name, self.secrets):
-            http = await answer(
-                post_raw(client, "/chat/completions", body, timeout, httpx2.Response)
-            )
-            content = http.content
-        return self.parse_body(request, content, http.headers, _parse_response)
+        return await self.post_json(
+            client,
+            request,
+            "/chat/completions",
+            body,
+            errors=map_openai_errors,
+            response_type=httpx2.Response,
+            parse=_parse_response,
+        )

@@ -27,7 +27,7 @@ from ..core.messages import (
     UserMessage,
 )
 from ..core.provider_errors import MalformedResponse, read_count
-from .base import ModelSettings, ProviderAdapter, answer, post_raw
+from .base import ModelSettings, ProviderAdapter
 from .openai import (
     failure_text,
     load_openai_client,
@@ -206,12 +206,7 @@ def _parse_finish_reason(
     return "tool_calls" if has_calls else "stop"
 
 
-def _parse_usage(value: Any) -> Usage:
-    if value is None:
-        return Usage()
-    if not isinstance(value, dict):
-        raise MalformedResponse("`usage` is not an object")
-    counts = cast(dict[str, Any], value)
+def _parse_usage(counts: Any) -> Usage:
     return Usage(
         input_tokens=read_count(counts, "input_tokens"),
         output_tokens=read_count(counts, "output_tokens"),
@@ -236,8 +231,12 @@ class OpenAIResponsesAdapter(ProviderAdapter):
 
     async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
         body = _build_request(request, self.model, self.settings)
-        timeout = self.request_timeout(request)
-        with map_openai_errors(request.prompt_name, self.secrets):
-            http = await answer(post_raw(client, "/responses", body, timeout, httpx2.Response))
-            content = http.content
-        return self.parse_body(request, content, http.headers, _parse_response)
+        return await self.post_json(
+            client,
+            request,
+            "/responses",
+            body,
+            errors=map_openai_errors,
+            response_type=httpx2.Response,
+            parse=_parse_response,
+        )

@@ -176,8 +176,9 @@ class MalformedResponse(ValueError):
     """A provider body that is JSON but not the documented shape (raised by parsers)."""
 
 
-def read_count(counts: Mapping[str, Any], *path: str) -> int:
-    """A token count at `path` in a usage object: 0 when absent, malformed when not an int."""
+def read_count(counts: Any, *path: str) -> int:
+    """A token count at `path` in a usage object: 0 when the object or the count is absent,
+    malformed when either is not what it should be (an object, an int)."""
     node: Any = counts
     for key in path:
         if node is None:
