@@ -9,8 +9,8 @@ from __future__ import annotations
 import importlib
 import json
 import math
-from collections.abc import Generator, Iterable, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any, cast
 
 # --- guarded SDK import
@@ -26,7 +26,6 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
         "the Google adapter needs the google-genai SDK: pip install 'wink[google]'"
     ) from _missing
 
-from ..core.errors import PromptEvaluationError, WinkError
 from ..core.messages import (
     AssistantMessage,
     FinishReason,
@@ -45,12 +44,10 @@ from ..core.messages import (
 )
 from ..core.provider_errors import (
     MalformedResponse,
-    connection_error,
-    error_from_status,
+    SdkErrors,
+    StatusFacts,
+    map_sdk_errors,
     read_count,
-    redact_secrets,
-    response_shape_error,
-    timeout_error,
 )
 from ..core.throttle import google_quota_is_daily, google_retry_delay
 from .base import ModelSettings, ProviderAdapter, blocking_allowed
@@ -390,49 +387,34 @@ def _parse_usage(counts: Any) -> Usage:
 # --- error mapping
 
 
-@contextmanager
-def _map_errors(prompt_name: str, secrets: Iterable[str] = ()) -> Generator[None]:
-    """google-genai / transport exceptions -> the typed contract, most specific first."""
-    secrets = tuple(secrets)
-    try:
-        yield
-    except WinkError:
-        raise
-    except genai_errors.APIError as error:
-        raise _map_status_error(error, prompt_name, secrets) from error
-    except _TIMEOUT_ERRORS as error:
-        raise timeout_error(prompt_name, error) from error
-    except _CONNECTION_ERRORS as error:
-        raise connection_error(prompt_name, error) from error
-    except _UNREADABLE_ERRORS as error:
-        problem = f"{type(error).__name__}: {redact_secrets(str(error), secrets)}"
-        raise response_shape_error(prompt_name, problem[:500]) from error
-    except Exception as error:
-        raise PromptEvaluationError(
-            f"google-genai failed: {type(error).__name__}: {redact_secrets(str(error), secrets)}",
-            prompt_name=prompt_name,
-            phase="request",
-        ) from error
-
-
-def _map_status_error(
-    error: genai_errors.APIError, prompt_name: str, secrets: tuple[str, ...]
-) -> PromptEvaluationError:
+def _status_facts(error: genai_errors.APIError) -> StatusFacts:
     untyped = cast(Any, error)  # the SDK's attributes carry partly unknown types
     code, body = untyped.code, untyped.details  # details: the whole error body
     status = code if isinstance(code, int) else 0
     headers = getattr(untyped.response, "headers", None)
-    message = error.message if isinstance(error.message, str) else str(error)
-    return error_from_status(
-        status,
-        redact_secrets(message, secrets),
-        prompt_name=prompt_name,
+    return StatusFacts(
+        status=status,
+        message=error.message if isinstance(error.message, str) else str(error),
         body=body,
         headers=cast(Mapping[str, str], headers) if isinstance(headers, Mapping) else None,
         quota_exhausted=status == 429 and google_quota_is_daily(body),
         retry_after=google_retry_delay(body),
-        secrets=secrets,
     )
+
+
+_ERRORS = SdkErrors(
+    sdk="google-genai",
+    status=(genai_errors.APIError,),
+    facts=_status_facts,
+    timeout=_TIMEOUT_ERRORS,
+    connection=_CONNECTION_ERRORS,
+    unreadable=_UNREADABLE_ERRORS,
+)
+
+
+def _map_errors(prompt_name: str, secrets: Iterable[str] = ()) -> AbstractContextManager[None]:
+    """google-genai / transport exceptions -> the typed contract (shared logic in core)."""
+    return map_sdk_errors(_ERRORS, prompt_name, secrets)
 
 
 # --- the adapter

@@ -235,7 +235,7 @@ def map_sdk_errors(
         facts = errors.facts(error)
         raise error_from_status(
             facts.status,
-            cast(str, redact_secrets(facts.message, secrets)),
+            facts.message,  # cleaned of secrets there, like the payload
             prompt_name=prompt_name,
             body=facts.body,
             headers=facts.headers,
