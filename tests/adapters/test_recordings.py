@@ -1,4 +1,4 @@
-"""Every recording in shared/conformance, replayed over real HTTP through the real SDK.
+"""Every recorded provider exchange in tests/conformance, replayed over real HTTP through the real SDK.
 
 The emulator sends the recorded status, headers and body verbatim (`Fault.http`); the
 adapter's `request` must turn it into the outcome the conformance README documents.
@@ -8,6 +8,7 @@ Request-side recordings check that a failed tool result renders like the real tr
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,7 @@ from wink.core.messages import (
 )
 from wink.testing import Fault, ProviderEmulator
 
-CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"  # shared/conformance, as is
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "conformance"
-pytestmark = pytest.mark.skipif(not CONFORMANCE.is_dir(), reason="shared/conformance is absent")
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"  # recorded traffic, verbatim
 _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection", "content-encoding"}
 
 
@@ -294,15 +293,25 @@ def test_google_daily_quota_is_not_retry_safe() -> None:
 
 
 def test_every_recording_is_covered() -> None:
-    names = {str(p.relative_to(CONFORMANCE)) for p in CONFORMANCE.rglob("*.json")}
+    """Whole-response recordings; reasoning/ and streams/ have test files of their own."""
+    names = {
+        str(p.relative_to(CONFORMANCE))
+        for folder in ("anthropic", "google", "openai")
+        for p in (CONFORMANCE / folder).rglob("*.json")
+    }
     source = Path(__file__).read_text(encoding="utf-8")
     assert {name for name in names if name not in source} == set()
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="no shared/conformance next to this checkout")
-def test_the_copies_here_are_the_shared_recordings_unchanged() -> None:
-    ours = {
-        path.relative_to(CONFORMANCE): path.read_bytes() for path in CONFORMANCE.rglob("*.json")
+def test_the_recordings_are_unchanged_since_they_were_copied() -> None:
+    """The recordings are evidence of what the real APIs sent: never edited by hand."""
+    listed = {}
+    for line in (CONFORMANCE / "SHA256SUMS").read_text(encoding="utf-8").splitlines():
+        digest, name = line.split(maxsplit=1)
+        listed[name.removeprefix("./")] = digest
+    present = {
+        str(path.relative_to(CONFORMANCE)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in CONFORMANCE.rglob("*")
+        if path.is_file() and path.name != "SHA256SUMS"
     }
-    shared = {path.relative_to(SHARED): path.read_bytes() for path in SHARED.rglob("*.json")}
-    assert ours == shared
+    assert present == listed

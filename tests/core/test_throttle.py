@@ -50,11 +50,11 @@ from wink.core.throttle import (
     retry_after_from_headers,
 )
 
-CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"  # shared/conformance, as is
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"  # recorded traffic, verbatim
 
 
 def recording(provider: str, name: str) -> dict[str, Any]:
-    """A conformance recording (read-only shared data); skip when it is not there."""
+    """A conformance recording (read-only recorded data); skip when it is not there."""
     path = CONFORMANCE / provider / f"{name}.json"
     if not path.is_file():
         pytest.skip(f"conformance recording not available: {path}")

@@ -1,7 +1,7 @@
 """Anthropic Messages: the neutral transcript <-> `POST /v1/messages` JSON.
 
-Wire facts (bearer auth, 529 overloaded, rate-limit headers) are in PROVIDERS.md
-section 2; docs/adapters/anthropic.md shows the resulting requests.
+Wire facts (bearer auth, 529 overloaded, rate-limit headers) and the resulting
+requests are in docs/adapters/anthropic.md.
 """
 
 from __future__ import annotations

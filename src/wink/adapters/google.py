@@ -1,7 +1,7 @@
 """Google Gemini through google-genai: the neutral transcript <-> `generateContent` JSON.
 
-Wire facts (v1beta pinned, thought signatures, RetryInfo, no SDK retries) are in
-PROVIDERS.md section 3; docs/adapters/google.md shows the resulting requests.
+Wire facts (v1beta pinned, thought signatures, RetryInfo, no SDK retries) and the
+resulting requests are in docs/adapters/google.md.
 """
 
 from __future__ import annotations

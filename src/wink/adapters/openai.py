@@ -1,7 +1,7 @@
 """OpenAI Chat Completions: the neutral transcript <-> `POST /chat/completions` JSON.
 
 Also the OpenAI pieces the Responses adapter shares: the client, the error map, strict
-schemas and the failure text. Wire facts are in PROVIDERS.md section 1.
+schemas and the failure text. Wire facts are in docs/adapters/openai.md.
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def _status_facts(error: openai.APIStatusError) -> StatusFacts:
         message=message if isinstance(message, str) else str(error),
         body=body,
         headers=error.response.headers,
-        # OpenAI sends an exhausted quota as a 429 too (PROVIDERS.md section 1).
+        # OpenAI sends an exhausted quota as a 429 too (docs/adapters/openai.md).
         quota_exhausted="insufficient_quota" in (detail.get("code"), detail.get("type")),
     )
 

@@ -1,7 +1,7 @@
 """OpenAI Responses API: the neutral transcript <-> `POST /responses` JSON.
 
 Client, error map, strict schemas and failure text are shared with the Chat adapter
-(`wink.adapters.openai`). Wire facts are in PROVIDERS.md section 1.
+(`wink.adapters.openai`). Wire facts are in docs/adapters/openai.md.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What a provider said about throttling, parsed once for every provider.
 
 Adapters hand over the headers and error bodies they received and never parse a
-rate-limit header themselves (formats in /work/shared/PROVIDERS.md). Retrying lives in
+rate-limit header themselves (formats in docs/throttling.md). Retrying lives in
 `retry.py`, pacing in `pacing.py`.
 """
 
