@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from .core.errors import (
     CircularDependencyError,
+    ConfigurationError,
     DeadlineExceededError,
     DuplicateBindingError,
+    InvalidArgumentError,
     PromptError,
     PromptEvaluationError,
     PromptRenderError,
@@ -30,6 +32,7 @@ from .core.errors import (
     ToolValidationError,
     TransactionError,
     UnboundResourceError,
+    UnsupportedSettingWarning,
     VisibilityExpansionRequired,
     WinkError,
 )
@@ -44,11 +47,19 @@ if TYPE_CHECKING:
     from .core.limits import Budget, Deadline
     from .core.log import configure_logging
     from .core.loop import PromptResponse
-    from .core.messages import Usage
+    from .core.messages import FinishReason, Usage
     from .core.prompt import MarkdownSection, Prompt, apply_visibility
     from .core.resources import ResourceBinding
     from .core.retry import RetryPolicy
-    from .core.session import PromptExecuted, PromptRendered, Session, Snapshot, ToolInvoked
+    from .core.session import (
+        PromptExecuted,
+        PromptFailed,
+        PromptRendered,
+        RequestRetried,
+        Session,
+        Snapshot,
+        ToolInvoked,
+    )
     from .core.tools import Tool, ToolContext, ToolResult
 
 __version__ = "0.1.0"
@@ -57,10 +68,13 @@ __all__ = [
     "AnthropicAdapter",
     "Budget",
     "CircularDependencyError",
+    "ConfigurationError",
     "Deadline",
     "DeadlineExceededError",
     "DuplicateBindingError",
+    "FinishReason",
     "GoogleAdapter",
+    "InvalidArgumentError",
     "MarkdownSection",
     "ModelSettings",
     "OpenAIAdapter",
@@ -69,12 +83,14 @@ __all__ = [
     "PromptError",
     "PromptEvaluationError",
     "PromptExecuted",
+    "PromptFailed",
     "PromptRenderError",
     "PromptRendered",
     "PromptResponse",
     "PromptValidationError",
     "ProviderAdapter",
     "ProviderError",
+    "RequestRetried",
     "ResourceBinding",
     "ResourceError",
     "RestoreFailedError",
@@ -93,6 +109,7 @@ __all__ = [
     "ToolValidationError",
     "TransactionError",
     "UnboundResourceError",
+    "UnsupportedSettingWarning",
     "Usage",
     "VisibilityExpansionRequired",
     "WinkError",
@@ -112,6 +129,9 @@ _LAZY: dict[str, str] = {
     "OpenAIResponsesAdapter": "wink.adapters.openai_responses",
     "Prompt": "wink.core.prompt",
     "PromptExecuted": "wink.core.session",
+    "PromptFailed": "wink.core.session",
+    "RequestRetried": "wink.core.session",
+    "FinishReason": "wink.core.messages",
     "PromptRendered": "wink.core.session",
     "PromptResponse": "wink.core.loop",
     "ProviderAdapter": "wink.adapters.base",

@@ -30,7 +30,7 @@ from wink import (
     ToolResult,
     create_adapter,
 )
-from wink.adapters.base import ProviderAdapter, run_sync
+from wink.adapters.base import ProviderAdapter
 from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
 
 PROVIDERS = ["openai", "openai-responses", "anthropic", "google"]
@@ -378,23 +378,20 @@ def test_sync_evaluate_uses_the_sdk_sync_client_and_async_the_async_one(
     adapter = make_adapter(provider, emulator)
 
     assert adapter.evaluate(make_prompt(), session=Session()).text == "sync"
-    (sync_client,) = adapter._sync_clients.values()
+    sync_client = adapter._clients.held(sync=True)
     assert type(sync_client) is sync_type
-    assert not adapter._clients
+    assert adapter._clients.open_clients == 1  # evaluate()'s loop left no async client
 
     async def evaluate_async_then_nested_sync() -> None:
         response = await adapter.evaluate_async(make_prompt(), session=Session())
         assert response.text == "async"
-        loop = asyncio.get_running_loop()
-        assert type(adapter._clients[loop]) is async_type
-        # a sync call inside a running loop must not block it: async client, other loop
+        assert type(adapter._clients.held(sync=False)) is async_type
+        # a sync call inside a running loop must not block it: it runs on a worker thread
         assert adapter.evaluate(make_prompt(), session=Session()).text == "nested"
         await adapter.aclose()
-        assert loop not in adapter._clients
 
     asyncio.run(evaluate_async_then_nested_sync())
-    adapter.close()
-    assert not adapter._sync_clients
+    assert adapter._clients.open_clients == 0
     if provider != "google":
         assert sync_client.is_closed()
     assert [request.provider for request in emulator.requests] == [provider] * 3
@@ -407,7 +404,7 @@ def test_a_callers_client_keeps_its_settings_but_not_its_retries(
     import anthropic
     import openai
 
-    kind = openai.AsyncOpenAI if provider == "openai" else anthropic.AsyncAnthropic
+    kind = openai.OpenAI if provider == "openai" else anthropic.Anthropic
     mine = kind(api_key=SECRET, base_url=emulator.base_url(provider))  # SDK default: 2 retries
     emulator.inject(Fault.rate_limit(retry_after=0.01))
     adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine, retry_policy=NO_RETRY)
@@ -417,20 +414,68 @@ def test_a_callers_client_keeps_its_settings_but_not_its_retries(
     assert len(emulator.requests) == 1  # the SDK did not retry behind wink's back
     assert mine.max_retries == 2  # the caller's object is left as it was
     adapter.close()
-    run_sync(mine.close())
+    assert not mine.is_closed()  # the caller's client is the caller's to close
+    mine.close()
 
 
-def test_a_retired_anthropic_model_still_gets_the_sdks_warning(
-    emulator: ProviderEmulator,
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_callers_sync_client_serves_evaluate_async_without_blocking_the_loop(
+    provider: str, emulator: ProviderEmulator
 ) -> None:
-    emulator.set_script([Turn.text("one"), Turn.text("two")])
-    adapter = create_adapter(
-        "anthropic:claude-sonnet-4-5", base_url=emulator.base_url("anthropic"), api_key=SECRET
-    )
-    with pytest.warns(DeprecationWarning, match="claude-sonnet-4-5"):
+    import asyncio
+
+    import anthropic
+    import openai
+
+    kind = openai.OpenAI if provider == "openai" else anthropic.Anthropic
+    mine = kind(api_key=SECRET, base_url=emulator.base_url(provider))
+    emulator.set_script(lambda request: Turn.text("ok"))
+    emulator.inject(Fault.latency(0.2))
+    adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
+    ticks = 0
+
+    async def heartbeat() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    async def main() -> str | None:
+        beat = asyncio.create_task(heartbeat())
+        response = await adapter.evaluate_async(make_prompt(), session=Session())
+        beat.cancel()
+        return response.text
+
+    assert asyncio.run(main()) == "ok"
+    assert ticks >= 5  # the loop kept running while the sync SDK call was in flight
+    mine.close()
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_callers_async_client_is_refused_by_sync_evaluate_with_the_reason(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    import asyncio
+
+    import anthropic
+    import openai
+
+    kind = openai.AsyncOpenAI if provider == "openai" else anthropic.AsyncAnthropic
+    mine = kind(api_key=SECRET, base_url=emulator.base_url(provider))
+    emulator.set_script(lambda request: Turn.text("ok"))
+    adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
+    with pytest.raises(PromptEvaluationError, match="evaluate_async") as info:
         adapter.evaluate(make_prompt(), session=Session())
-    adapter.evaluate(make_prompt(), session=Session())  # once per client, not per request
-    adapter.close()
+    assert info.value.phase == "request"
+    assert emulator.requests == []  # nothing was sent
+
+    async def twice() -> list[str | None]:  # the same client, on its own loop, works
+        first = await adapter.evaluate_async(make_prompt(), session=Session())
+        second = await adapter.evaluate_async(make_prompt(), session=Session())
+        await mine.close()
+        return [first.text, second.text]
+
+    assert asyncio.run(twice()) == ["ok", "ok"]
 
 
 def test_one_adapter_serves_sync_callers_on_several_threads(
@@ -447,7 +492,6 @@ def test_one_adapter_serves_sync_callers_on_several_threads(
         try:
             for _ in range(3):
                 answers.append(adapter.evaluate(make_prompt(), session=Session()).text)
-            adapter.close()  # this thread's client
         except BaseException as error:  # pragma: no cover - reported below
             failures.append(error)
 
@@ -458,4 +502,6 @@ def test_one_adapter_serves_sync_callers_on_several_threads(
         thread.join(timeout=30)
     assert failures == []
     assert answers == ["ok"] * 12
-    assert not adapter._sync_clients  # each thread closed the client it used
+    assert adapter._clients.open_clients == 1  # one thread-safe sync client for all threads
+    adapter.close()
+    assert adapter._clients.open_clients == 0

@@ -1,4 +1,4 @@
-"""Every recorded provider exchange in tests/conformance, replayed over real HTTP through the real SDK.
+"""Every recorded exchange in tests/conformance, replayed over HTTP through the real SDK.
 
 The emulator sends the recorded status, headers and body verbatim (`Fault.http`); the
 adapter's `request` must turn it into the outcome the conformance README documents.
@@ -56,7 +56,7 @@ def replay(
 
         async def send() -> ModelResponse | PromptEvaluationError:
             try:
-                return await adapter.request(ModelRequest("recorded", messages))
+                return await adapter._runner.request(ModelRequest("recorded", messages))
             except PromptEvaluationError as error:
                 return error
             finally:

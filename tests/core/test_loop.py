@@ -310,7 +310,7 @@ async def test_adapter_closes_the_clients_it_created() -> None:
             closed.append("async")
 
     adapter = ScriptedAdapter([final("one")])
-    adapter._load_client = Client  # type: ignore[method-assign]
+    adapter._make_client = lambda *, sync: Client()  # type: ignore[method-assign]
     async with adapter:
         await adapter.evaluate_async(make_prompt(), session=Session())
     assert closed == ["async"]

@@ -27,14 +27,12 @@ from ..core.messages import (
     Message,
     ModelRequest,
     ModelResponse,
-    OutputSpec,
     SystemMessage,
     ToolCall,
     ToolResultMessage,
     ToolSpec,
     Usage,
     UserMessage,
-    is_output_tool,
     output_tool_spec,
 )
 from ..core.provider_errors import (
@@ -44,7 +42,7 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
-from .base import ModelSettings, ProviderAdapter
+from .base import ModelSettings, ProviderAdapter, WireRequest
 
 __all__ = ["AnthropicAdapter"]
 
@@ -150,7 +148,7 @@ def _map_tool_spec(spec: ToolSpec) -> dict[str, Any]:
 # --- response parsing
 
 
-def _parse_response(body: Any, output: OutputSpec | None) -> ModelResponse:
+def _parse_response(body: Any) -> ModelResponse:
     if not isinstance(body, dict):
         raise MalformedResponse("the body is not a JSON object")
     message = cast(dict[str, Any], body)
@@ -159,7 +157,6 @@ def _parse_response(body: Any, output: OutputSpec | None) -> ModelResponse:
         raise MalformedResponse("`content` is missing or not a list")
     texts: list[str] = []
     calls: list[ToolCall] = []
-    final_output: str | None = None
     for block in cast(list[Any], content):
         if not isinstance(block, dict):
             raise MalformedResponse("a content block is not an object")
@@ -171,11 +168,7 @@ def _parse_response(body: Any, output: OutputSpec | None) -> ModelResponse:
                 raise MalformedResponse("a text block has no text")
             texts.append(text)
         elif kind == "tool_use":
-            call = _parse_tool_call(item)
-            if is_output_tool(call.name, output):
-                final_output = call.arguments_json()
-            else:
-                calls.append(call)
+            calls.append(_parse_tool_call(item))
     reason = _FINISH_REASONS.get(str(message.get("stop_reason")), "other")
     usage = _parse_usage(message.get("usage"))
     if calls:
@@ -186,8 +179,6 @@ def _parse_response(body: Any, output: OutputSpec | None) -> ModelResponse:
             finish_reason="tool_calls",
             raw=message,
         )
-    if final_output is not None:  # the structured answer, given through its tool
-        return ModelResponse(text=final_output, usage=usage, finish_reason="stop", raw=message)
     if reason == "tool_calls":
         raise MalformedResponse("stop_reason is tool_use but there is no tool_use block")
     return ModelResponse(text="".join(texts), usage=usage, finish_reason=reason, raw=message)
@@ -258,50 +249,29 @@ def _map_errors(prompt_name: str, secrets: Iterable[str] = ()) -> AbstractContex
 # --- the adapter
 
 
-def _warn_if_deprecated(model: str) -> None:
-    """The SDK's own model-retirement warning, which its `messages.create` would give and
-    the raw call skips: once per client wink creates instead of on every request."""
-    import warnings
-
-    from anthropic.resources.messages import messages as sdk_messages
-
-    retired: Any = getattr(sdk_messages, "DEPRECATED_MODELS", {})
-    if isinstance(retired, dict) and model in retired:
-        warnings.warn(
-            f"The Anthropic model {model!r} is deprecated and reaches end-of-life on "
-            f"{cast(dict[str, str], retired)[model]}; see "
-            "https://docs.anthropic.com/en/docs/resources/model-deprecations",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-
-
 class AnthropicAdapter(ProviderAdapter):
     """Anthropic's Messages API through the anthropic SDK, translated to and from wink's loop."""
 
     provider = "anthropic"
+    api_key_variables = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+    unsupported_settings = frozenset({"seed"})
+    _response_type = httpx2.Response
 
-    def _load_client(self) -> Any:
+    def _make_client(self, *, sync: bool) -> Any:
         # api_key None: the SDK reads ANTHROPIC_API_KEY. Retries off: RetryPolicy decides.
-        _warn_if_deprecated(self.model)
-        return anthropic.AsyncAnthropic(
+        kind = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
+        return kind(
             api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
         )
 
-    def _load_sync_client(self) -> Any:
-        _warn_if_deprecated(self.model)
-        return anthropic.Anthropic(
-            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
-        )
+    def _is_async_client(self, client: Any) -> bool:
+        return isinstance(client, anthropic.AsyncAnthropic)
 
-    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
-        body = _build_request(request, self.model, self.settings)
-        return await self.post_json(
-            client,
-            request,
-            "/v1/messages",
-            body,
-            errors=_map_errors,
-            response_type=httpx2.Response,
-            parse=lambda data: _parse_response(data, request.output),
-        )
+    def _build_request(self, request: ModelRequest) -> WireRequest:
+        return WireRequest("/v1/messages", _build_request(request, self.model, self.settings))
+
+    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
+        return _parse_response(data)
+
+    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
+        return _map_errors(prompt_name, self._secrets)

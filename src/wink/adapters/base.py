@@ -1,42 +1,62 @@
-"""The adapter contract: what every provider translator implements, and what it inherits."""
+"""The adapter: a provider's translator, plugged into the runtime that core provides.
+
+Three seams, as the design asks:
+
+* how a client is obtained and closed: `wink.core.clients.ClientPool`, fed by the
+  provider's `_make_client`;
+* the translator, in the provider's file: `_build_request` (neutral -> wire body),
+  `_parse_response` (wire -> neutral) and `_map_errors` (SDK exceptions -> the contract);
+* the runner: the loop (`wink.core.loop`), one request under pacing and the deadline
+  (`wink.core.runner`), and the sync bridge (`wink.core.runtime`).
+
+`ProviderAdapter` itself holds the caller's options and the public entry points.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import inspect
 import json
-import threading
-import weakref
+import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypedDict, cast
 
-from ..core.errors import DeadlineExceededError, PromptEvaluationError, ThrottleError, WinkError
+from ..core.clients import ClientPool, Lease
+from ..core.errors import (
+    ConfigurationError,
+    InvalidArgumentError,
+    PromptEvaluationError,
+    UnsupportedSettingWarning,
+)
 from ..core.messages import ModelRequest, ModelResponse
 from ..core.pacing import RequestPacer
-from ..core.provider_errors import response_shape_error
+from ..core.provider_errors import redact_secrets, response_shape_error
 from ..core.retry import RetryPolicy
+from ..core.runner import Runner
+from ..core.runtime import run_in_thread, run_sync
 from ..core.throttle import rate_limit_info_from_headers
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
     # costs little more than importing its SDK
     from ..core.limits import Budget, Deadline
     from ..core.loop import PromptResponse
-    from ..core.prompt import Prompt
+    from ..core.prompt import OutputT, Prompt
     from ..core.session import Session
 
-__all__ = ["ModelSettings", "ProviderAdapter", "blocking_allowed", "run_sync"]
+__all__ = ["AdapterOptions", "ModelSettings", "ProviderAdapter", "WireRequest"]
 
-T = TypeVar("T")
+_DEFAULT_MAX_ROUNDS = 50  # = wink.core.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
 
 
 @dataclass(frozen=True, slots=True)
 class ModelSettings:
-    """Sampling settings every provider understands; `extra` goes to the request body as is."""
+    """Sampling settings every provider understands; `extra` goes into the body as is.
+
+    A setting a provider cannot honour (Anthropic has no `seed`) is not silently
+    dropped: building that adapter warns with `UnsupportedSettingWarning`.
+    """
 
     temperature: float | None = None
     max_tokens: int | None = None
@@ -44,6 +64,33 @@ class ModelSettings:
     stop: tuple[str, ...] | None = None
     seed: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+    def __post_init__(self) -> None:
+        for name in ("temperature", "top_p"):
+            _check_type(name, getattr(self, name), (int, float), "a number")
+        for name in ("max_tokens", "seed"):
+            _check_type(name, getattr(self, name), (int,), "an int")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ConfigurationError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        stop = cast(object, self.stop)
+        if isinstance(stop, str):
+            object.__setattr__(self, "stop", (stop,))
+        elif stop is not None:
+            if not isinstance(stop, tuple | list) or not all(
+                isinstance(item, str) for item in cast(list[object], stop)
+            ):
+                raise ConfigurationError(f"stop must be a list of strings, got {stop!r}")
+            object.__setattr__(self, "stop", tuple(cast(list[str], stop)))
+        if not isinstance(cast(object, self.extra), Mapping):
+            raise ConfigurationError(f"extra_body must be a mapping, got {self.extra!r}")
+
+    def set_fields(self) -> frozenset[str]:
+        """The names of the settings that are set (`extra` aside)."""
+        return frozenset(
+            name
+            for name in ("temperature", "max_tokens", "top_p", "stop", "seed")
+            if getattr(self, name) is not None
+        )
 
     def to_fields(self, names: Mapping[str, str]) -> dict[str, Any]:
         """The settings that are set, under the provider's names (`names`: ours -> theirs)."""
@@ -57,73 +104,118 @@ class ModelSettings:
         return fields
 
 
+class AdapterOptions(TypedDict, total=False):
+    """The keyword options of `create_adapter` and of every adapter class.
+
+    Connection: `client` (a ready SDK client, sync or async; wink turns its retries off),
+    `base_url` (a compatible server, a proxy, the emulator), `api_key` (else the
+    provider's environment variable), `timeout` (seconds per request attempt).
+    Behaviour: `retry_policy`, `graceful_tool_errors`, `max_rounds` (model turns per
+    evaluation, default 50), `max_failed_tool_rounds` (default 8).
+    Sampling: `settings` (a `ModelSettings`), or its fields one by one: `temperature`,
+    `max_tokens`, `top_p`, `stop`, `seed`, `extra_body`.
+    """
+
+    client: Any
+    base_url: str | None
+    api_key: str | None
+    timeout: float
+    retry_policy: RetryPolicy | None
+    graceful_tool_errors: bool
+    max_rounds: int | None
+    max_failed_tool_rounds: int | None
+    settings: ModelSettings | None
+    temperature: float | None
+    max_tokens: int | None
+    top_p: float | None
+    stop: list[str] | tuple[str, ...] | str | None
+    seed: int | None
+    extra_body: Mapping[str, Any] | None
+
+
+_SETTING_OPTIONS = ("temperature", "max_tokens", "top_p", "stop", "seed", "extra_body")
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """One request as the provider's API takes it: a path and a JSON body."""
+
+    path: str
+    body: Mapping[str, Any]
+
+
 class ProviderAdapter(ABC):
     """Runs the one core loop against one provider; a subclass only translates.
 
-    A subclass implements three things and nothing else:
-
-    * `_load_client()` builds the provider's async SDK client, with the SDK's own retries
-      off (wink's `RetryPolicy` is the only one that decides), and optionally
-      `_load_sync_client()` its sync client, which `evaluate()` then uses;
-    * `_send(client, request)` maps the neutral `ModelRequest` to the provider's request
-      (failed tool results in the provider's native error form), calls the SDK inside its
-      error mapping (SDK exceptions -> `PromptEvaluationError` / `ThrottleError`, via
-      `wink.core.provider_errors`; `post_json` does all of it for Stainless-built SDKs),
-      and parses the answer into a `ModelResponse` (checking its shape: a 200 with a
-      wrong body is `phase="response"`);
-    * `provider`, the prefix used by `create_adapter("provider:model")`.
-
-    Everything else — the loop, tool execution, retries, pacing after a throttle,
-    deadlines, budgets, session events, and the sync wrapper — is shared.
+    A subclass sets `provider` (the prefix of `create_adapter("provider:model")`) and
+    `api_key_variables`, and implements `_make_client`, `_build_request`,
+    `_parse_response` and `_map_errors`. The transport is the Stainless SDKs' documented
+    raw call (`client.post(path, cast_to=..., body=...)`); a provider whose SDK has
+    none overrides `_post` / `_post_async`.
     """
 
     provider: ClassVar[str]
+    api_key_variables: ClassVar[tuple[str, ...]] = ()
+    unsupported_settings: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        client: Any = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        retry_policy: RetryPolicy | None = None,
-        graceful_tool_errors: bool = True,
-        timeout: float = 60.0,
-        max_failed_tool_rounds: int | None = 8,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        top_p: float | None = None,
-        stop: tuple[str, ...] | list[str] | None = None,
-        seed: int | None = None,
-        extra_body: Mapping[str, Any] | None = None,
-    ) -> None:
-        if not model:
-            raise ValueError("a model name is required")
-        if timeout <= 0:
-            raise ValueError("timeout must be positive")
-        self.model = model
-        self.base_url = base_url
-        self.timeout = timeout
-        self.retry_policy = retry_policy if retry_policy is not None else RetryPolicy()
-        self.graceful_tool_errors = graceful_tool_errors
-        self.max_failed_tool_rounds = max_failed_tool_rounds
-        self.settings = ModelSettings(
-            temperature=temperature,
-            max_tokens=max_tokens,
-            top_p=top_p,
-            stop=tuple(stop) if stop is not None else None,
-            seed=seed,
-            extra=dict(extra_body or {}),
+    def __init__(self, model: str, **options: Any) -> None:
+        if not isinstance(cast(object, model), str) or not model.strip():
+            raise ConfigurationError(
+                f"a model name is required, got {model!r}", provider=self.provider
+            )
+        unknown = sorted(set(options) - set(AdapterOptions.__annotations__))
+        if unknown:
+            known = ", ".join(sorted(AdapterOptions.__annotations__))
+            raise ConfigurationError(
+                f"unknown option(s) {', '.join(unknown)} for {self.provider}; known: {known}",
+                provider=self.provider,
+                option=unknown[0],
+            )
+        self.model = model.strip()
+        self.base_url: str | None = _optional_str(options.get("base_url"), "base_url")
+        self.timeout: float = _positive(options.get("timeout", 60.0), "timeout")
+        policy = options.get("retry_policy")
+        if policy is not None and not isinstance(policy, RetryPolicy):
+            raise ConfigurationError(
+                f"retry_policy must be a RetryPolicy, got {policy!r}", option="retry_policy"
+            )
+        self.retry_policy: RetryPolicy = policy if policy is not None else RetryPolicy()
+        self.graceful_tool_errors: bool = _bool(
+            options.get("graceful_tool_errors", True), "graceful_tool_errors"
         )
-        self._api_key = api_key
-        self._given_client = _without_sdk_retries(client)
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
+        self.max_rounds: int | None = _limit(
+            options.get("max_rounds", _DEFAULT_MAX_ROUNDS), "max_rounds"
         )
-        self._sync_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
+        self.max_failed_tool_rounds: int | None = _limit(
+            options.get("max_failed_tool_rounds", 8), "max_failed_tool_rounds"
+        )
+        self.settings: ModelSettings = _settings(options)
+        unsupported = self.settings.set_fields() & self.unsupported_settings
+        if unsupported:
+            import warnings
+
+            warnings.warn(
+                f"{self.provider} cannot honour {', '.join(sorted(unsupported))}; it is not "
+                "sent (filter UnsupportedSettingWarning to silence, or make it an error)",
+                UnsupportedSettingWarning,
+                stacklevel=3,
+            )
+        self._api_key: str | None = _optional_str(options.get("api_key"), "api_key")
+        client = options.get("client")
+        self._clients = ClientPool(
+            self._client_for,
+            given=_without_sdk_retries(client),
+            given_is_async=client is not None and self._is_async_client(client),
+            describe=f"{self.provider} client",
         )
         self._pacer = RequestPacer()
+        self._runner = Runner(
+            self.name,
+            self._exchange,
+            pacer=self._pacer,
+            retry_policy=self.retry_policy,
+            secrets=(self._api_key,) if self._api_key else (),
+        )
 
     # ---- identity
 
@@ -135,56 +227,56 @@ class ProviderAdapter(ABC):
         where = f", base_url={self.base_url!r}" if self.base_url else ""
         return f"{type(self).__name__}(model={self.model!r}{where})"
 
-    @property
-    def secrets(self) -> tuple[str, ...]:
-        """Values that must never appear in errors or payloads."""
-        return (self._api_key,) if self._api_key else ()
-
     # ---- the public entry points
 
     async def evaluate_async(
         self,
-        prompt: Prompt,
+        prompt: Prompt[OutputT],
         *,
         session: Session,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
-    ) -> PromptResponse:
-        """Evaluate `prompt` to a final answer; raises only `WinkError`."""
+        max_rounds: int | None = None,
+    ) -> PromptResponse[OutputT]:
+        """Evaluate `prompt` to a final answer; raises only `WinkError`.
+
+        Runs on the caller's event loop and never blocks it (sync clients and sync tools
+        run on worker threads). `max_rounds` overrides the adapter's for this call.
+        """
         from ..core.loop import LoopSettings, run_evaluation
 
-        graceful = (
-            self.graceful_tool_errors if graceful_tool_errors is None else graceful_tool_errors
-        )
+        _check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
         settings = LoopSettings(
             retry_policy=self.retry_policy,
-            graceful_tool_errors=graceful,
+            graceful_tool_errors=self.graceful_tool_errors
+            if graceful_tool_errors is None
+            else graceful_tool_errors,
             max_failed_tool_rounds=self.max_failed_tool_rounds,
+            max_rounds=self.max_rounds if max_rounds is None else max_rounds,
         )
-        try:
-            return await run_evaluation(
-                self, prompt, session=session, settings=settings, deadline=deadline, budget=budget
-            )
-        except WinkError:
-            raise
-        except Exception as error:
-            raise PromptEvaluationError(
-                f"unexpected {type(error).__name__} in wink: {error}",
-                prompt_name=prompt.name,
-                phase="response",
-            ) from error
+        return await run_evaluation(
+            self._runner,
+            prompt,
+            session=session,
+            settings=settings,
+            deadline=deadline,
+            budget=budget,
+        )
 
     def evaluate(
         self,
-        prompt: Prompt,
+        prompt: Prompt[OutputT],
         *,
         session: Session,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
-    ) -> PromptResponse:
-        """The sync form of `evaluate_async`; safe to call inside a running event loop."""
+        max_rounds: int | None = None,
+    ) -> PromptResponse[OutputT]:
+        """The sync form of `evaluate_async`; also safe inside a running event loop
+        (Jupyter), where it runs on a worker thread."""
+        _check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
         return run_sync(
             self.evaluate_async(
                 prompt,
@@ -192,107 +284,21 @@ class ProviderAdapter(ABC):
                 deadline=deadline,
                 budget=budget,
                 graceful_tool_errors=graceful_tool_errors,
+                max_rounds=max_rounds,
             )
         )
-
-    # ---- one request, shared by every provider
-
-    async def request(self, request: ModelRequest) -> ModelResponse:
-        pacer = self._pacer
-        if not pacer.idle and not await pacer.acquire(request.deadline):
-            raise DeadlineExceededError(
-                "the provider's throttle window outlasts the deadline; request not sent",
-                prompt_name=request.prompt_name,
-            )
-        try:
-            response = await self._send(self._client(request.prompt_name), request)
-        except ThrottleError as error:
-            if error.details.kind == "rate_limit":
-                pacer.on_throttle(error.details.retry_after)
-            raise
-        except WinkError:
-            raise
-        except Exception as error:  # a translator bug must still honour the contract
-            raise PromptEvaluationError(
-                f"could not process the provider's answer: {type(error).__name__}: {error}",
-                prompt_name=request.prompt_name,
-                phase="response",
-            ) from error
-        if response.rate_limit is not None:
-            pacer.on_response(response.rate_limit)
-        return response
-
-    def parse_body(
-        self,
-        request: ModelRequest,
-        content: bytes | str,
-        headers: Mapping[str, str] | None,
-        parse: Callable[[Any], ModelResponse],
-    ) -> ModelResponse:
-        """Decode a 2xx body with `parse`; a body that is not the documented shape is
-        `phase="response"`. Rate-limit headers feed the adapter's pacing."""
-        try:
-            response = parse(json.loads(content))
-        except ValueError as error:  # JSON errors and MalformedResponse alike
-            text = content if isinstance(content, str) else content.decode("utf-8", "replace")
-            raise response_shape_error(
-                request.prompt_name, str(error), body=text[:2000], secrets=self.secrets
-            ) from error
-        rate_limit = rate_limit_info_from_headers(headers) if headers is not None else None
-        return response if rate_limit is None else replace(response, rate_limit=rate_limit)
-
-    def request_timeout(self, request: ModelRequest) -> float:
-        """The SDK timeout for this attempt: the adapter's, cut to the deadline's rest."""
-        if request.deadline is None:
-            return self.timeout
-        return max(0.001, min(self.timeout, request.deadline.remaining()))
-
-    def _client(self, prompt_name: str) -> Any:
-        """The SDK client for this request: the caller's, else one per event loop.
-
-        `evaluate()` runs the loop on a private per-thread event loop where nothing else
-        waits while a request is in flight, so there it uses the SDK's sync client: the
-        same wire, without the async stack's cost (about a fifth of a local round trip).
-        """
-        if self._given_client is not None:
-            return self._given_client
-        loop = asyncio.get_running_loop()
-        blocking = blocking_allowed()
-        cache = self._sync_clients if blocking else self._clients
-        client = cache.get(loop)
-        if client is None:
-            try:
-                client = self._load_sync_client() if blocking else None
-                if client is None:
-                    cache = self._clients
-                    client = cache.get(loop) or self._load_client()
-            except WinkError:
-                raise
-            except Exception as error:
-                raise PromptEvaluationError(
-                    f"cannot create the {self.provider} client: {error}",
-                    prompt_name=prompt_name,
-                    phase="request",
-                ) from error
-            cache[loop] = client
-        return client
 
     # ---- closing
 
     async def aclose(self) -> None:
-        """Close the SDK client this adapter created for the running event loop.
-
-        A client passed in as `client=` belongs to the caller and is left open.
-        """
-        loop = asyncio.get_running_loop()
-        for cache in (self._clients, self._sync_clients):
-            client = cache.pop(loop, None)
-            if client is not None:
-                await _close_client(client)
+        """Close the clients this adapter made (the running loop's async client and the
+        sync client). A client passed in as `client=` belongs to the caller: left open."""
+        await self._clients.aclose()
 
     def close(self) -> None:
-        """Close the SDK client that `evaluate()` created on this thread's loop."""
-        run_sync(self.aclose())
+        """Close the sync client `evaluate()` used. Async clients made by `evaluate()`
+        are closed with its call; one made on your loop needs `aclose()` there."""
+        self._clients.close_sync()
 
     async def __aenter__(self) -> Self:
         return self
@@ -306,49 +312,236 @@ class ProviderAdapter(ABC):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    @abstractmethod
-    def _load_client(self) -> Any:
-        """Build the provider's async SDK client with its own retries off."""
+    # ---- one exchange: the translator's parts, put together once
 
-    def _load_sync_client(self) -> Any:
-        """The provider's sync SDK client (retries off) for `evaluate()`, or None to use
-        the async one there too."""
-        return None
+    async def _exchange(self, request: ModelRequest) -> ModelResponse:
+        lease = self._clients_lease(request)
+        wire = self._build_request(request)
+        time_limit = self._request_timeout(request)
+        with self._map_errors(request.prompt_name):
+            if not lease.sync:
+                content, headers = await self._post_async(lease.client, wire, time_limit)
+            elif lease.inline and request.deadline is None:
+                content, headers = self._post(lease.client, wire, time_limit)
+            else:  # never block a loop; with a deadline, the wait must be cancellable
+                content, headers = await run_in_thread(self._post, lease.client, wire, time_limit)
+        return self._parse_body(request, content, headers)
 
-    @abstractmethod
-    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
-        """Translate, call the SDK under `_map_errors`, parse.
+    def _clients_lease(self, request: ModelRequest) -> Lease:
+        """The client for this request. Failing here, nothing was sent: `phase="request"`
+        (a missing key names its variable; the cause is kept)."""
+        try:
+            return self._clients.lease()
+        except ConfigurationError as error:
+            raise PromptEvaluationError(
+                str(error), prompt_name=request.prompt_name, phase="request"
+            ) from error
+        except Exception as error:  # the SDK refused to build a client
+            raise PromptEvaluationError(
+                f"cannot create the {self.provider} client: {type(error).__name__}: "
+                f"{redact_secrets(str(error), self._secrets)}",
+                prompt_name=request.prompt_name,
+                phase="request",
+            ) from error
 
-        `client` is sync or async (see `_client`). Stainless-built SDKs (openai,
-        anthropic) need only `post_json`."""
+    def _client_for(self, sync: bool) -> Any:
+        self._check_api_key()
+        return self._make_client(sync=sync)
 
-    async def post_json(
-        self,
-        client: Any,
-        request: ModelRequest,
-        path: str,
-        body: Mapping[str, Any],
-        *,
-        errors: Callable[[str, tuple[str, ...]], AbstractContextManager[None]],
-        response_type: type,
-        parse: Callable[[Any], ModelResponse],
+    def _check_api_key(self) -> None:
+        """No key anywhere: say which variable to set, before the SDK fails obscurely."""
+        if self._api_key or not self.api_key_variables or self._key_optional():
+            return
+        if any(os.environ.get(name) for name in self.api_key_variables):
+            return
+        names = " or ".join(self.api_key_variables)
+        raise ConfigurationError(
+            f"no API key for {self.provider}: set {names} or pass api_key=",
+            provider=self.provider,
+            option="api_key",
+        )
+
+    def _key_optional(self) -> bool:
+        """True where a server may need no key (OpenAI-compatible servers)."""
+        return False
+
+    def _request_timeout(self, request: ModelRequest) -> float:
+        """The SDK timeout for this attempt: the adapter's, cut to the deadline's rest."""
+        if request.deadline is None:
+            return self.timeout
+        return max(0.001, min(self.timeout, request.deadline.remaining()))
+
+    def _parse_body(
+        self, request: ModelRequest, content: bytes | str, headers: Mapping[str, str] | None
     ) -> ModelResponse:
-        """One exchange through a Stainless-built SDK client (openai, anthropic), sync or
-        async: the wire-ready `body` goes out with the SDK's documented raw call,
-        `client.post(path, cast_to=<its httpx>.Response)` (`response_type`), under the
-        adapter's `errors` mapping, and the JSON answer is read with `parse`.
+        """Decode a 2xx body; a body that is not the documented shape is
+        `phase="response"`. Rate-limit headers feed the adapter's pacing."""
+        try:
+            response = self._parse_response(json.loads(content), request)
+        except ValueError as error:  # JSON errors and MalformedResponse alike
+            text = content if isinstance(content, str) else content.decode("utf-8", "replace")
+            raise response_shape_error(
+                request.prompt_name, str(error), body=text[:2000], secrets=self._secrets
+            ) from error
+        rate_limit = rate_limit_info_from_headers(headers) if headers is not None else None
+        return response if rate_limit is None else replace(response, rate_limit=rate_limit)
 
-        Auth, headers, base URL, timeout and exception types stay the SDK's. What is
-        skipped is `create()`'s typed-dict transform of the body, a walk over every
-        message of the conversation on each request, and its response models.
+    @property
+    def _secrets(self) -> tuple[str, ...]:
+        return (self._api_key,) if self._api_key else ()
+
+    # ---- the translator: what a provider file implements
+
+    @abstractmethod
+    def _make_client(self, *, sync: bool) -> Any:
+        """A new SDK client with its own retries off; `sync=True` may return None (the
+        provider has no sync client: evaluate() then uses the async one)."""
+
+    def _is_async_client(self, client: Any) -> bool:
+        """Whether a caller's client is async (its calls return awaitables)."""
+        return inspect.iscoroutinefunction(getattr(client, "post", None))
+
+    @abstractmethod
+    def _build_request(self, request: ModelRequest) -> WireRequest:
+        """The neutral request as the provider's path and body."""
+
+    @abstractmethod
+    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
+        """The provider's decoded 2xx body as a `ModelResponse`; raise
+        `MalformedResponse` (a ValueError) when it is not the documented shape."""
+
+    @abstractmethod
+    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
+        """Translate what the SDK raises inside the block (`map_sdk_errors`)."""
+
+    # ---- the transport: the Stainless SDKs' documented raw call
+
+    _response_type: ClassVar[type] = object  # the SDK's httpx Response class
+
+    def _post(self, client: Any, wire: WireRequest, time_limit: float) -> tuple[bytes | str, Any]:
+        """POST with a sync Stainless client (openai, anthropic): (body, headers).
+
+        `client.post(path, cast_to=<its httpx>.Response, body=...)` keeps auth, headers,
+        base URL, timeout and exception types the SDK's, and skips `create()`'s walk over
+        the whole conversation on every request and its response models.
         """
-        options = {"timeout": self.request_timeout(request)}
-        with errors(request.prompt_name, self.secrets):
-            http = client.post(path, cast_to=response_type, body=body, options=options)
-            if inspect.isawaitable(http):
-                http = await http
-            content = http.content
-        return self.parse_body(request, content, http.headers, parse)
+        http = client.post(
+            wire.path,
+            cast_to=self._response_type,
+            body=wire.body,
+            options={"timeout": time_limit},
+        )
+        return http.content, http.headers
+
+    async def _post_async(
+        self, client: Any, wire: WireRequest, time_limit: float
+    ) -> tuple[bytes | str, Any]:
+        """`_post` with an async client."""
+        http = await client.post(
+            wire.path,
+            cast_to=self._response_type,
+            body=wire.body,
+            options={"timeout": time_limit},
+        )
+        return http.content, http.headers
+
+
+# --- checks of what the caller passed
+
+
+def _check_arguments(
+    prompt: object,
+    session: object,
+    deadline: object,
+    budget: object,
+    graceful_tool_errors: object,
+    max_rounds: object,
+) -> None:
+    """Wrong types fail here, at the call, before anything is rendered or sent."""
+    from ..core.limits import Budget, Deadline
+    from ..core.prompt import Prompt
+    from ..core.session import Session
+
+    if not isinstance(prompt, Prompt):
+        hint = " (wrap text in a Prompt with a MarkdownSection)" if isinstance(prompt, str) else ""
+        raise InvalidArgumentError(
+            f"prompt must be a wink Prompt, got {type(prompt).__name__}{hint}",
+            argument="prompt",
+        )
+    if not isinstance(session, Session):
+        raise InvalidArgumentError(
+            f"session must be a wink Session (Session()), got {type(session).__name__}",
+            argument="session",
+        )
+    for name, value, kind in (("deadline", deadline, Deadline), ("budget", budget, Budget)):
+        if value is not None and not isinstance(value, kind):
+            raise InvalidArgumentError(
+                f"{name} must be a {kind.__name__} or None, got {type(value).__name__}",
+                argument=name,
+            )
+    if graceful_tool_errors is not None and not isinstance(graceful_tool_errors, bool):
+        raise InvalidArgumentError(
+            f"graceful_tool_errors must be a bool or None, got {graceful_tool_errors!r}",
+            argument="graceful_tool_errors",
+        )
+    if max_rounds is not None and (
+        not isinstance(max_rounds, int) or isinstance(max_rounds, bool) or max_rounds < 1
+    ):
+        raise InvalidArgumentError(
+            f"max_rounds must be an int >= 1 or None, got {max_rounds!r}",
+            argument="max_rounds",
+        )
+
+
+def _settings(options: Mapping[str, Any]) -> ModelSettings:
+    given = options.get("settings")
+    loose = {name: options[name] for name in _SETTING_OPTIONS if options.get(name) is not None}
+    if given is not None:
+        if not isinstance(given, ModelSettings):
+            raise ConfigurationError(
+                f"settings must be a ModelSettings, got {given!r}", option="settings"
+            )
+        if loose:
+            raise ConfigurationError(
+                f"pass either settings= or {', '.join(sorted(loose))}, not both",
+                option="settings",
+            )
+        return given
+    extra = loose.pop("extra_body", None)
+    return ModelSettings(**loose, extra=dict(extra) if extra is not None else {})
+
+
+def _check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:
+    if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
+        raise ConfigurationError(f"{name} must be {what}, got {value!r}", option=name)
+
+
+def _optional_str(value: object, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ConfigurationError(
+            f"{name} must be a string, got {type(value).__name__}", option=name
+        )
+    return value
+
+
+def _positive(value: object, name: str) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+        raise ConfigurationError(f"{name} must be a positive number, got {value!r}", option=name)
+    return float(value)
+
+
+def _bool(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be True or False, got {value!r}", option=name)
+    return value
+
+
+def _limit(value: object, name: str) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigurationError(f"{name} must be an int >= 1 or None, got {value!r}", option=name)
+    return value
 
 
 def _without_sdk_retries(client: Any) -> Any:
@@ -358,64 +551,3 @@ def _without_sdk_retries(client: Any) -> Any:
         return client
     with_options = getattr(client, "with_options", None)
     return with_options(max_retries=0) if callable(with_options) else client
-
-
-async def _close_client(client: Any) -> None:
-    closer = getattr(client, "aclose", None) or getattr(client, "close", None)
-    if closer is None:
-        return
-    outcome = closer()
-    if inspect.isawaitable(outcome):
-        await outcome
-
-
-# --- sync over async, without deadlocks
-
-_local = threading.local()
-_blocking: ContextVar[bool] = ContextVar("wink_blocking", default=False)
-
-
-def blocking_allowed() -> bool:
-    """True inside `run_sync`'s private per-thread loop: a blocking SDK call stalls
-    nothing else there."""
-    return _blocking.get()
-
-
-_background: tuple[asyncio.AbstractEventLoop, threading.Thread] | None = None
-_background_lock = threading.Lock()
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run `coroutine` to completion from sync code.
-
-    Outside an event loop it runs on a per-thread loop that stays open, so SDK
-    connection pools survive between calls. Inside a running loop (Jupyter, an async
-    framework) it runs on a background loop thread instead of deadlocking.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        runner: asyncio.Runner | None = getattr(_local, "runner", None)
-        if runner is None:
-            runner = asyncio.Runner()
-            _local.runner = runner
-        token = _blocking.set(True)
-        try:
-            return runner.run(coroutine)
-        finally:
-            _blocking.reset(token)
-    future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(
-        coroutine, _background_loop()
-    )
-    return future.result()
-
-
-def _background_loop() -> asyncio.AbstractEventLoop:
-    global _background
-    with _background_lock:
-        if _background is None:
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="wink-sync-runner", daemon=True)
-            thread.start()
-            _background = (loop, thread)
-        return _background[0]

@@ -32,14 +32,12 @@ from ..core.messages import (
     Message,
     ModelRequest,
     ModelResponse,
-    OutputSpec,
     SystemMessage,
     ToolCall,
     ToolResultMessage,
     ToolSpec,
     Usage,
     UserMessage,
-    is_output_tool,
     output_tool_spec,
 )
 from ..core.provider_errors import (
@@ -50,7 +48,7 @@ from ..core.provider_errors import (
     read_count,
 )
 from ..core.throttle import google_quota_is_daily, google_retry_delay
-from .base import ModelSettings, ProviderAdapter, blocking_allowed
+from .base import ModelSettings, ProviderAdapter, WireRequest
 
 __all__ = ["GoogleAdapter"]
 
@@ -253,7 +251,7 @@ def _map_tool_spec(spec: ToolSpec) -> dict[str, Any]:
 # --- response parsing
 
 
-def _parse_response(body: Any, output: OutputSpec | None) -> ModelResponse:
+def _parse_response(body: Any) -> ModelResponse:
     """A `GenerateContentResponse` dict -> `ModelResponse`; raises `MalformedResponse`."""
     if not isinstance(body, dict):
         raise MalformedResponse("the body is not a JSON object")
@@ -276,11 +274,6 @@ def _parse_response(body: Any, output: OutputSpec | None) -> ModelResponse:
     text, signature = _parse_text(parts)
     calls = _parse_tool_calls(parts)
     provider_data = {"thought_signature": signature} if signature else None
-    final = next((call for call in calls if is_output_tool(call.name, output)), None)
-    if final is not None:  # the structured output, given as a function call
-        return ModelResponse(
-            text=final.arguments_json(), usage=usage, finish_reason="stop", raw=body
-        )
     if calls and reason == "stop":
         reason = "tool_calls"
     return ModelResponse(
@@ -424,11 +417,9 @@ class GoogleAdapter(ProviderAdapter):
     """Gemini's `generateContent` through google-genai, translated to and from wink's loop."""
 
     provider = "google"
+    api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 
-    def _load_client(self) -> Any:
-        return self._load_sync_client().aio
-
-    def _load_sync_client(self) -> Any:
+    def _make_client(self, *, sync: bool) -> Any:
         options = genai_types.HttpOptions(
             base_url=self.base_url,
             api_version=_API_VERSION,
@@ -438,48 +429,45 @@ class GoogleAdapter(ProviderAdapter):
             retry_options=genai_types.HttpRetryOptions(attempts=1),
         )
         # api_key None: the SDK reads GEMINI_API_KEY / GOOGLE_API_KEY.
-        return genai.Client(api_key=self._api_key, http_options=options)
+        client = genai.Client(api_key=self._api_key, http_options=options)
+        return client if sync else client.aio
 
-    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
-        body = _build_request(request, self.settings)
-        timeout = self.request_timeout(request)
-        options = (
-            None
-            if timeout == self.timeout
-            else genai_types.HttpOptions(timeout=_milliseconds(timeout))
+    def _is_async_client(self, client: Any) -> bool:
+        return not isinstance(client, genai.Client)
+
+    def _build_request(self, request: ModelRequest) -> WireRequest:
+        return WireRequest(self.model, _build_request(request, self.settings))
+
+    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
+        return _parse_response(data)
+
+    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
+        return _map_errors(prompt_name, self._secrets)
+
+    def _post(self, client: Any, wire: WireRequest, time_limit: float) -> tuple[bytes | str, Any]:
+        api_client = client._api_client
+        path = _model_path(wire.path, api_client)
+        response = api_client.request("post", path, dict(wire.body), self._options(time_limit))
+        return response.body or "", response.headers or {}
+
+    async def _post_async(
+        self, client: Any, wire: WireRequest, time_limit: float
+    ) -> tuple[bytes | str, Any]:
+        api_client = getattr(client, "aio", client)._api_client
+        path = _model_path(wire.path, api_client)
+        response = await api_client.async_request(
+            "post", path, dict(wire.body), self._options(time_limit)
         )
-        with _map_errors(request.prompt_name, self.secrets):
-            headers, text = await _post_generate_content(client, self.model, body, options)
-        return self.parse_body(
-            request, text, headers, lambda data: _parse_response(data, request.output)
-        )
+        return response.body or "", response.headers or {}
+
+    def _options(self, timeout: float) -> Any:
+        if timeout == self.timeout:
+            return None
+        return genai_types.HttpOptions(timeout=_milliseconds(timeout))
 
 
 def _milliseconds(seconds: float) -> int:
     return max(1, math.ceil(seconds * 1000))
-
-
-async def _post_generate_content(
-    client: Any, model: str, body: dict[str, Any], options: Any
-) -> tuple[Mapping[str, str], str]:
-    """POST `{model}:generateContent` through the SDK's own transport; (headers, raw body).
-
-    The one use of a private SDK name (`AsyncClient._api_client`). Its `async_request` is
-    exactly what `AsyncModels.generate_content` calls after converting the request into
-    pydantic models, and before parsing the answer into `GenerateContentResponse`; both
-    conversions are skipped (they dominate the cost of a turn, and the SDK round-trip
-    re-encodes `thoughtSignature`). Auth, base URL, api version, timeout and `APIError`
-    raising stay the SDK's. `test_google.py::test_private_sdk_path_is_still_there` fails
-    if the SDK changes it.
-    """
-    if isinstance(client, genai.Client) and blocking_allowed():  # evaluate(): sync transport
-        api_client = client._api_client
-        response = api_client.request("post", _model_path(model, api_client), body, options)
-    else:
-        api_client = getattr(client, "aio", client)._api_client  # a `genai.Client` too
-        path = _model_path(model, api_client)
-        response = await api_client.async_request("post", path, body, options)
-    return response.headers or {}, response.body or ""
 
 
 def _model_path(model: str, api_client: Any) -> str:

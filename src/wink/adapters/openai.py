@@ -42,11 +42,12 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
-from .base import ModelSettings, ProviderAdapter
+from .base import ModelSettings, ProviderAdapter, WireRequest
 
 __all__ = [
     "FAILURE_PREFIX",
     "OpenAIAdapter",
+    "OpenAIClientAdapter",
     "failure_text",
     "load_openai_client",
     "map_openai_errors",
@@ -298,28 +299,35 @@ def map_openai_errors(
     return map_sdk_errors(_ERRORS, prompt_name, secrets)
 
 
-# --- the adapter
+# --- the adapters
 
 
-class OpenAIAdapter(ProviderAdapter):
+class OpenAIClientAdapter(ProviderAdapter):
+    """What both OpenAI adapters share: the client, the key rules and the error map."""
+
+    api_key_variables = ("OPENAI_API_KEY",)
+    _response_type = httpx2.Response
+
+    def _make_client(self, *, sync: bool) -> Any:
+        return load_openai_client(self._api_key, self.base_url, self.timeout, sync=sync)
+
+    def _key_optional(self) -> bool:
+        return self.base_url is not None  # a compatible server; see load_openai_client
+
+    def _is_async_client(self, client: Any) -> bool:
+        return isinstance(client, openai.AsyncOpenAI)
+
+    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
+        return map_openai_errors(prompt_name, self._secrets)
+
+
+class OpenAIAdapter(OpenAIClientAdapter):
     """OpenAI Chat Completions (and compatible servers) through the openai SDK."""
 
     provider = "openai"
 
-    def _load_client(self) -> Any:
-        return load_openai_client(self._api_key, self.base_url, self.timeout)
+    def _build_request(self, request: ModelRequest) -> WireRequest:
+        return WireRequest("/chat/completions", _build_request(request, self.model, self.settings))
 
-    def _load_sync_client(self) -> Any:
-        return load_openai_client(self._api_key, self.base_url, self.timeout, sync=True)
-
-    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
-        body = _build_request(request, self.model, self.settings)
-        return await self.post_json(
-            client,
-            request,
-            "/chat/completions",
-            body,
-            errors=map_openai_errors,
-            response_type=httpx2.Response,
-            parse=_parse_response,
-        )
+    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
+        return _parse_response(data)

@@ -10,10 +10,14 @@ import json
 from collections.abc import Mapping
 from typing import Any, cast
 
-import httpx2
-
-# --- guarded SDK import (through the Chat adapter, which owns the openai import)
-from ..core.messages import (
+# The openai SDK import is guarded in the Chat adapter module, imported first: without
+# the extra, this module fails with the same ImportError naming `wink[openai]`.
+from .openai import (  # isort: skip
+    OpenAIClientAdapter,
+    failure_text,
+    strict_schema,
+)
+from ..core.messages import (  # isort: skip
     AssistantMessage,
     FinishReason,
     Message,
@@ -27,13 +31,8 @@ from ..core.messages import (
     UserMessage,
 )
 from ..core.provider_errors import MalformedResponse, read_count
-from .base import ModelSettings, ProviderAdapter
-from .openai import (
-    failure_text,
-    load_openai_client,
-    map_openai_errors,
-    strict_schema,
-)
+
+from .base import ModelSettings, WireRequest  # isort: skip
 
 __all__ = ["OpenAIResponsesAdapter"]
 
@@ -218,25 +217,14 @@ def _parse_usage(counts: Any) -> Usage:
 # --- the adapter
 
 
-class OpenAIResponsesAdapter(ProviderAdapter):
+class OpenAIResponsesAdapter(OpenAIClientAdapter):
     """OpenAI's Responses API through the openai SDK."""
 
     provider = "openai-responses"
+    unsupported_settings = frozenset({"stop", "seed"})
 
-    def _load_client(self) -> Any:
-        return load_openai_client(self._api_key, self.base_url, self.timeout)
+    def _build_request(self, request: ModelRequest) -> WireRequest:
+        return WireRequest("/responses", _build_request(request, self.model, self.settings))
 
-    def _load_sync_client(self) -> Any:
-        return load_openai_client(self._api_key, self.base_url, self.timeout, sync=True)
-
-    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
-        body = _build_request(request, self.model, self.settings)
-        return await self.post_json(
-            client,
-            request,
-            "/responses",
-            body,
-            errors=map_openai_errors,
-            response_type=httpx2.Response,
-            parse=_parse_response,
-        )
+    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
+        return _parse_response(data)

@@ -1,6 +1,8 @@
 """Every exception wink raises.
 
 * WinkError
+  - ConfigurationError
+  - InvalidArgumentError
   - ToolValidationError
   - DeadlineExceededError
   - SnapshotError
@@ -19,6 +21,8 @@
     + DuplicateBindingError
     + ProviderError
 
+One warning: `UnsupportedSettingWarning`, when a provider cannot honour a setting.
+
 Exceptions are for infrastructure failures; a tool's own failure is a `ToolResult`
 sent back to the model, never one of these (see `wink.core.tools`).
 """
@@ -31,9 +35,11 @@ from typing import Any, Literal
 
 __all__ = [
     "CircularDependencyError",
+    "ConfigurationError",
     "DeadlineExceededError",
     "DuplicateBindingError",
     "EvaluationPhase",
+    "InvalidArgumentError",
     "PromptError",
     "PromptEvaluationError",
     "PromptRenderError",
@@ -49,6 +55,7 @@ __all__ = [
     "ToolValidationError",
     "TransactionError",
     "UnboundResourceError",
+    "UnsupportedSettingWarning",
     "VisibilityExpansionRequired",
     "WinkError",
 ]
@@ -70,6 +77,31 @@ class WinkError(Exception):
         except WinkError as error:
             log.error("evaluation failed: %s", error)
     """
+
+
+class ConfigurationError(WinkError, ValueError):
+    """An adapter cannot be built or used as configured: nothing was sent.
+
+    A malformed `"provider:model"` spec, an unknown provider, a missing optional extra,
+    or a client that cannot serve the call (an async client given to sync `evaluate()`).
+    `provider` and `option` say where, when known.
+    """
+
+    def __init__(
+        self, message: str, *, provider: str | None = None, option: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.option = option
+
+
+class InvalidArgumentError(WinkError, TypeError):
+    """A public call was given an argument of the wrong type (a str where a `Prompt`
+    belongs); raised at the call, before anything is sent."""
+
+    def __init__(self, message: str, *, argument: str) -> None:
+        super().__init__(message)
+        self.argument = argument
 
 
 class ToolValidationError(WinkError, ValueError):
@@ -270,3 +302,14 @@ class DuplicateBindingError(ResourceError):
 
 class ProviderError(ResourceError):
     """A resource factory raised; the original is the `__cause__`."""
+
+
+# --- warnings
+
+
+class UnsupportedSettingWarning(UserWarning):
+    """A setting the provider cannot honour (Anthropic has no `seed`): it is not sent.
+
+    A warning, not an error, so that switching provider stays a one-string change; make
+    it an error with `warnings.simplefilter("error", UnsupportedSettingWarning)`.
+    """

@@ -6,13 +6,21 @@ final answer -> parse structured output -> `PromptResponse`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+import contextlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any, Generic, Protocol, cast
 
 from pydantic import ValidationError
 
-from .errors import DeadlineExceededError, PromptEvaluationError, ThrottleError
+from .errors import (
+    DeadlineExceededError,
+    EvaluationPhase,
+    PromptEvaluationError,
+    ThrottleError,
+    WinkError,
+)
 from .executor import ToolExecution, ToolExecutor
 from .limits import Budget, BudgetTracker, Deadline
 from .messages import (
@@ -20,15 +28,32 @@ from .messages import (
     Message,
     ModelRequest,
     ModelResponse,
+    OutputSpec,
+    ToolCall,
+    ToolResultMessage,
     ToolSpec,
     Usage,
     UserMessage,
+    is_output_tool,
 )
-from .prompt import Prompt, parse_output
+from .prompt import OutputT, Prompt, parse_output
 from .retry import RetryPolicy
-from .session import PromptExecuted, PromptRendered, Session, ToolInvoked
+from .session import (
+    PromptExecuted,
+    PromptFailed,
+    PromptRendered,
+    RequestRetried,
+    Session,
+    ToolInvoked,
+)
 
-__all__ = ["LoopSettings", "ModelClient", "PromptResponse", "run_evaluation"]
+__all__ = [
+    "DEFAULT_MAX_ROUNDS",
+    "LoopSettings",
+    "ModelClient",
+    "PromptResponse",
+    "run_evaluation",
+]
 
 _ONE_REQUEST = Usage(requests=1)
 _UNFINISHED: dict[FinishReason, str] = {
@@ -42,7 +67,9 @@ _UNFINISHED: dict[FinishReason, str] = {
 class ModelClient(Protocol):
     """What the loop needs from an adapter: one request in, one parsed response out.
 
-    `request` raises `ThrottleError` / `PromptEvaluationError`, never an SDK exception.
+    `request` raises `ThrottleError` / `PromptEvaluationError`, never an SDK exception;
+    `redact` cleans a provider payload of the adapter's secrets before it goes into an
+    error.
     """
 
     @property
@@ -50,40 +77,106 @@ class ModelClient(Protocol):
 
     async def request(self, request: ModelRequest) -> ModelResponse: ...
 
+    def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+DEFAULT_MAX_ROUNDS = 50  # a model that never stops calling tools must not run forever
+
 
 @dataclass(frozen=True, slots=True)
 class LoopSettings:
-    """How one evaluation behaves; adapters fill it from their options."""
+    """How one evaluation behaves; adapters fill it from their options and the call's."""
 
     retry_policy: RetryPolicy
     graceful_tool_errors: bool = True
     max_failed_tool_rounds: int | None = 8
-    max_rounds: int | None = None
+    max_rounds: int | None = DEFAULT_MAX_ROUNDS
 
 
 @dataclass(frozen=True, slots=True)
-class PromptResponse:
+class PromptResponse(Generic[OutputT]):
     """The final answer: text, parsed structured output (if asked for), and what it cost."""
 
     prompt_name: str
     text: str | None
-    output: Any
+    output: OutputT | None
     usage: Usage
     finish_reason: FinishReason
     rounds: int
     tool_invocations: tuple[ToolInvoked, ...] = ()
 
 
+@dataclass(slots=True)
+class _Progress:
+    """Where an evaluation is, so a failure is reported in the phase it happened in."""
+
+    phase: EvaluationPhase = "request"
+    rounds: int = 0
+
+
 async def run_evaluation(
     client: ModelClient,
-    prompt: Prompt,
+    prompt: Prompt[OutputT],
     *,
     session: Session,
     settings: LoopSettings,
     deadline: Deadline | None = None,
     budget: Budget | None = None,
-) -> PromptResponse:
-    """Drive `prompt` to a final answer through `client`; see the module docstring."""
+) -> PromptResponse[OutputT]:
+    """Drive `prompt` to a final answer through `client`; see the module docstring.
+
+    Whatever fails, the caller gets a `WinkError` and the session a `PromptFailed`
+    event; an exception that is not a `WinkError` (a bug, in wink or in user code
+    such as a reducer) is wrapped, labelled with the phase it happened in.
+    """
+    progress = _Progress()
+    tracker = BudgetTracker(budget, prompt_name=prompt.name)
+    try:
+        return await _evaluate(client, prompt, session, settings, deadline, tracker, progress)
+    except WinkError as error:
+        _record_failure(session, client, prompt.name, error, progress, tracker)
+        raise
+    except Exception as error:
+        failure = PromptEvaluationError(
+            f"unexpected {type(error).__name__} during the {progress.phase} phase: {error}",
+            prompt_name=prompt.name,
+            phase=progress.phase,
+        )
+        _record_failure(session, client, prompt.name, failure, progress, tracker)
+        raise failure from error
+
+
+def _record_failure(
+    session: Session,
+    client: ModelClient,
+    name: str,
+    failure: WinkError,
+    progress: _Progress,
+    tracker: BudgetTracker,
+) -> None:
+    phase = failure.phase if isinstance(failure, PromptEvaluationError) else None
+    with contextlib.suppress(Exception):  # a failing reducer must not mask the failure
+        session.dispatch(
+            PromptFailed(
+                prompt_name=name,
+                adapter=client.name,
+                phase=phase,
+                error=failure,
+                rounds=progress.rounds,
+                usage=tracker.usage,
+            )
+        )
+
+
+async def _evaluate(
+    client: ModelClient,
+    prompt: Prompt[OutputT],
+    session: Session,
+    settings: LoopSettings,
+    deadline: Deadline | None,
+    tracker: BudgetTracker,
+    progress: _Progress,
+) -> PromptResponse[OutputT]:
     name = prompt.name
     rendered = prompt.render(session=session)
     session.dispatch(
@@ -98,10 +191,9 @@ async def run_evaluation(
         ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in rendered.tools
     )
     messages: list[Message] = [UserMessage(rendered.text)]
-    tracker = BudgetTracker(budget, prompt_name=name)
     invocations: list[ToolInvoked] = []
     failed_rounds = 0
-    rounds = 0
+    output: Any = None
     with prompt.resources.open_scope() as scope:
         executor = ToolExecutor(
             {tool.name: tool for tool in rendered.tools},
@@ -113,57 +205,104 @@ async def run_evaluation(
             graceful_default=settings.graceful_tool_errors,
         )
         while True:
-            rounds += 1
-            if settings.max_rounds is not None and rounds > settings.max_rounds:
+            progress.rounds += 1
+            limit = settings.max_rounds
+            if limit is not None and progress.rounds > limit:
                 raise PromptEvaluationError(
-                    f"no final answer after {settings.max_rounds} rounds",
+                    f"no final answer after {limit} rounds (max_rounds={limit}); the model "
+                    "kept calling tools",
                     prompt_name=name,
-                    phase="tool",
+                    phase="budget",
                 )
-            request = ModelRequest(
-                name,
-                tuple(messages),
-                specs,
-                rendered.output,
-                deadline=deadline,
-            )
-            response = await _request(client, request, settings, tracker, deadline)
-            if not response.tool_calls:
+            progress.phase = "request"
+            request = ModelRequest(name, tuple(messages), specs, rendered.output, deadline=deadline)
+            response = await _request(client, request, settings, tracker, deadline, session)
+            progress.phase = "response"
+            calls, answer = _split_output_call(response, rendered.output)
+            if answer is not None and rendered.output_type is not None:
+                output, problem = _parse_output_call(answer, rendered.output_type)
+            else:
+                problem = None
+            if not calls and answer is None:
+                output = _finish(client, response, rendered.output_type, name)
+                final_text = response.text
                 break
             messages.append(response.to_message())
-            executions = await executor.execute(response.tool_calls)
+            progress.phase = "tool"
+            executions = await executor.execute(calls) if calls else []
             messages.extend(execution.to_message() for execution in executions)
-            invocations.extend(session[ToolInvoked][-len(executions) :])
-            failed_rounds = failed_rounds + 1 if _all_failed(executions) else 0
-            limit = settings.max_failed_tool_rounds
-            if limit is not None and failed_rounds >= limit:
+            invocations.extend(session[ToolInvoked][-len(executions) :] if executions else ())
+            if answer is not None and problem is None:
+                # The structured answer, given through its tool: the evaluation ends here;
+                # the calls beside it in the same turn have run (nothing is dropped).
+                final_text = answer.arguments_json()
+                response = replace(response, finish_reason="stop")
+                break
+            if answer is not None:
+                messages.append(
+                    ToolResultMessage(answer.id, answer.name, cast(str, problem), success=False)
+                )
+            failed = _all_failed(executions) and (answer is None or problem is not None)
+            failed_rounds = failed_rounds + 1 if failed else 0
+            failed_limit = settings.max_failed_tool_rounds
+            if failed_limit is not None and failed_rounds >= failed_limit:
+                last = problem if problem is not None else executions[-1].result.message
                 raise PromptEvaluationError(
-                    f"{failed_rounds} consecutive tool rounds failed; last failure: "
-                    f"{executions[-1].result.message}",
+                    f"{failed_rounds} consecutive tool rounds failed; last failure: {last}",
                     prompt_name=name,
                     phase="tool",
                 )
-    output = _finish(response, rendered.output_type, name)
-    result = PromptResponse(
+    result: PromptResponse[OutputT] = PromptResponse(
         prompt_name=name,
-        text=response.text,
+        text=final_text,
         output=output,
         usage=tracker.usage,
         finish_reason=response.finish_reason,
-        rounds=rounds,
+        rounds=progress.rounds,
         tool_invocations=tuple(invocations),
     )
     session.dispatch(
         PromptExecuted(
             prompt_name=name,
             adapter=client.name,
-            text=response.text,
+            text=final_text,
             output=output,
             usage=tracker.usage,
-            rounds=rounds,
+            rounds=progress.rounds,
         )
     )
     return result
+
+
+def _split_output_call(
+    response: ModelResponse, output: OutputSpec | None
+) -> tuple[tuple[ToolCall, ...], ToolCall | None]:
+    """(the calls to run, the structured-output call if the model made one).
+
+    Providers that take structured output as a tool (see `output_tool_spec`) report the
+    call like any other; which call is the answer is decided here, once for all of them.
+    """
+    if output is None or not response.tool_calls:
+        return response.tool_calls, None
+    answer: ToolCall | None = None
+    calls: list[ToolCall] = []
+    for call in response.tool_calls:
+        if answer is None and is_output_tool(call.name, output):
+            answer = call
+        else:
+            calls.append(call)
+    return tuple(calls), answer
+
+
+def _parse_output_call(call: ToolCall, output_type: type[Any]) -> tuple[Any, str | None]:
+    """(the parsed output, None) or (None, what to tell the model so it can fix it)."""
+    try:
+        return parse_output(output_type, call.arguments_json()), None
+    except (ValidationError, ValueError) as error:
+        return None, (
+            f"The final answer does not match {output_type.__name__}: {error}. "
+            f"Call {call.name} again with arguments that match its schema."
+        )
 
 
 async def _request(
@@ -172,13 +311,27 @@ async def _request(
     settings: LoopSettings,
     tracker: BudgetTracker,
     deadline: Deadline | None,
+    session: Session,
 ) -> ModelResponse:
     if deadline is not None:
         deadline.check(prompt_name=request.prompt_name, step="the provider request")
     tracker.before_request()
+
+    def on_retry(error: ThrottleError, wait: float) -> None:
+        session.dispatch(
+            RequestRetried(
+                prompt_name=request.prompt_name,
+                adapter=client.name,
+                kind=error.details.kind,
+                attempt=error.details.attempts,
+                wait=timedelta(seconds=wait),
+                status_code=error.details.status_code,
+            )
+        )
+
     try:
         response = await settings.retry_policy.call(
-            lambda: client.request(request), deadline=deadline
+            lambda: client.request(request), deadline=deadline, on_retry=on_retry
         )
     except ThrottleError as error:
         # A request cut short by the deadline is the deadline's failure, not the provider's.
@@ -196,11 +349,14 @@ def _all_failed(executions: Sequence[ToolExecution]) -> bool:
     return all(not execution.result.success for execution in executions)
 
 
-def _finish(response: ModelResponse, output_type: type[Any] | None, name: str) -> Any:
+def _finish(
+    client: ModelClient, response: ModelResponse, output_type: type[Any] | None, name: str
+) -> Any:
+    raw = client.redact(response.raw) if response.raw is not None else None
     problem = _UNFINISHED.get(response.finish_reason)
     if problem is not None:
         raise PromptEvaluationError(
-            problem, prompt_name=name, phase="response", provider_payload=response.raw
+            problem, prompt_name=name, phase="response", provider_payload=raw
         )
     if output_type is None:
         if not response.text:
@@ -208,7 +364,7 @@ def _finish(response: ModelResponse, output_type: type[Any] | None, name: str) -
                 "the model returned neither text nor tool calls",
                 prompt_name=name,
                 phase="response",
-                provider_payload=response.raw,
+                provider_payload=raw,
             )
         return None
     try:
@@ -218,5 +374,5 @@ def _finish(response: ModelResponse, output_type: type[Any] | None, name: str) -
             f"structured output does not match {output_type.__name__}: {error}",
             prompt_name=name,
             phase="response",
-            provider_payload={"text": response.text},
+            provider_payload=client.redact({"text": response.text}),
         ) from error

@@ -27,14 +27,17 @@ import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from string import Template
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Generic, Literal, cast, get_args
 
 from pydantic import TypeAdapter
+from typing_extensions import TypeVar
 
 from .errors import PromptRenderError, PromptValidationError, VisibilityExpansionRequired
 from .messages import OutputSpec
 from .resources import ResourceBinding, ResourceFactory, ResourceRegistry
 from .tools import Tool, ToolContext, ToolResult, inline_schema_refs
+
+OutputT = TypeVar("OutputT", default=None)  # a prompt without output_type gives None
 
 if TYPE_CHECKING:
     from .session import Session
@@ -282,7 +285,7 @@ class OpenSectionsParams:
 
 
 def _open_sections_tool(
-    prompt: Prompt, shown_full: frozenset[SectionPath], summarized: Sequence[SectionPath]
+    prompt: Prompt[Any], shown_full: frozenset[SectionPath], summarized: Sequence[SectionPath]
 ) -> Tool[Any, Any]:
     known = dict(_walk(prompt.sections))
     listing = ", ".join(_dotted(path) for path in summarized)
@@ -350,15 +353,17 @@ class _Render:
 
 
 @dataclass(frozen=True)
-class Prompt:
+class Prompt(Generic[OutputT]):
     """A named tree of sections, its bound parameters and resources, its output type.
 
     Immutable: `bind` returns a new prompt. `render` turns it into a `RenderedPrompt`.
+    `Prompt[Report]` (an `output_type=Report` prompt) evaluates to a
+    `PromptResponse[Report]`, so a type checker knows `response.output`.
     """
 
     name: str
     sections: Sequence[MarkdownSection]
-    output_type: type[Any] | None = None
+    output_type: type[OutputT] | None = None
     bound_params: tuple[object, ...] = field(default=(), kw_only=True)
     resources: ResourceRegistry = field(default_factory=ResourceRegistry, kw_only=True)
     output: OutputSpec | None = field(init=False, repr=False, compare=False)
@@ -424,7 +429,7 @@ class Prompt:
         self,
         *params: object,
         resources: Mapping[type[Any], ResourceFactory | ResourceBinding] | None = None,
-    ) -> Prompt:
+    ) -> Prompt[OutputT]:
         """A new prompt with `params` (dataclass instances) and `resources` bound as well.
 
         A second instance of an already bound dataclass type is a `PromptValidationError`;

@@ -13,20 +13,31 @@ from __future__ import annotations
 
 import contextvars
 import copy
+import logging
 import threading
 from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, TypeVar, cast, overload
 
-from .errors import RestoreFailedError, SnapshotError, SnapshotRestoreError
+from .errors import (
+    EvaluationPhase,
+    RestoreFailedError,
+    SnapshotError,
+    SnapshotRestoreError,
+    ThrottleKind,
+    WinkError,
+)
 from .messages import Usage
 from .tools import ToolResult
 
 __all__ = [
     "PromptExecuted",
+    "PromptFailed",
     "PromptRendered",
     "Reducer",
+    "RequestRetried",
     "Session",
     "Snapshot",
     "ToolInvoked",
@@ -42,6 +53,7 @@ _transaction: contextvars.ContextVar[object | None] = contextvars.ContextVar(
     "wink_session_transaction", default=None
 )
 _MUTABLE = (list, dict, set, bytearray)
+logger = logging.getLogger("wink.session")
 
 
 # --- events
@@ -81,6 +93,30 @@ class PromptExecuted:
     output: Any
     usage: Usage
     rounds: int
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRetried:
+    """A provider request was throttled and will be sent again after `wait`."""
+
+    prompt_name: str
+    adapter: str
+    kind: ThrottleKind
+    attempt: int  # the attempt that failed, counting from 1
+    wait: timedelta
+    status_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptFailed:
+    """An evaluation ended with `error` (the exception raised to the caller) in `phase`."""
+
+    prompt_name: str
+    adapter: str
+    phase: EvaluationPhase | None
+    error: WinkError
+    rounds: int
+    usage: Usage
 
 
 # --- snapshots
@@ -163,7 +199,13 @@ class Session:
             )
 
     def subscribe(self, callback: Callable[[object], None]) -> None:
-        """Call `callback(event)` after every dispatch (to watch a run as it happens)."""
+        """Call `callback(event)` after every dispatch (to watch a run as it happens).
+
+        A subscriber observes; it cannot fail the run. An exception it raises is logged
+        at ERROR on `wink.session` with its traceback, and the other subscribers and the
+        evaluation go on (as `logging` treats a failing handler). A reducer's exception,
+        by contrast, propagates: the state it computes would be wrong.
+        """
         self._subscribers.append(callback)
 
     def dispatch(self, event: object) -> None:
@@ -171,7 +213,14 @@ class Session:
         with self._lock:
             self._apply(_transaction.get(), event)
         for callback in self._subscribers:
-            callback(event)
+            try:
+                callback(event)
+            except Exception:
+                logger.exception(
+                    "session subscriber %r raised on %s; the run goes on",
+                    callback,
+                    type(event).__name__,
+                )
 
     def _apply(
         self, transaction: object | None, event: object, sequence: int | None = None

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..adapters.base import ProviderAdapter
+from ..adapters.base import ProviderAdapter, WireRequest
 from ..core.errors import PromptEvaluationError
 from ..core.messages import ModelRequest, ModelResponse, ToolCall, Usage
 
@@ -71,10 +73,20 @@ class ScriptedAdapter(ProviderAdapter):
     def add(self, *steps: Step) -> None:
         self._script.steps.extend(steps)
 
-    def _load_client(self) -> Any:
+    def _make_client(self, *, sync: bool) -> Any:
         return self._script
 
-    async def _send(self, client: Any, request: ModelRequest) -> ModelResponse:
+    def _build_request(self, request: ModelRequest) -> WireRequest:  # pragma: no cover
+        raise NotImplementedError("a scripted adapter has no wire")
+
+    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
+        raise NotImplementedError("a scripted adapter has no wire")  # pragma: no cover
+
+    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    async def _exchange(self, request: ModelRequest) -> ModelResponse:
+        self._clients_lease(request)  # the client lifecycle is the real one
         self._script.requests.append(request)
         if not self._script.steps:
             raise PromptEvaluationError(

@@ -1,0 +1,103 @@
+"""The runner: one provider request under the adapter's pacing and the deadline.
+
+The loop (`loop.py`) retries through `RetryPolicy` and calls `Runner.request` for each
+attempt; the runner waits for the pacer, bounds the attempt by the deadline (the whole
+exchange, not each socket read), turns a translator's stray exception into the contract,
+and feeds what the answer said about the provider's limits back to the pacer. Written
+once; an adapter gives it only `exchange`, its translated round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import timedelta
+from typing import Any, cast
+
+from .errors import DeadlineExceededError, PromptEvaluationError, ThrottleError, WinkError
+from .messages import ModelRequest, ModelResponse
+from .pacing import RequestPacer
+from .provider_errors import redact_secrets
+from .retry import RetryPolicy
+
+__all__ = ["Runner"]
+
+
+class Runner:
+    """What the loop talks to (`wink.core.loop.ModelClient`) for one adapter."""
+
+    __slots__ = ("_exchange", "_name", "_pacer", "_policy", "_secrets")
+
+    def __init__(
+        self,
+        name: str,
+        exchange: Callable[[ModelRequest], Awaitable[ModelResponse]],
+        *,
+        pacer: RequestPacer,
+        retry_policy: RetryPolicy,
+        secrets: tuple[str, ...],
+    ) -> None:
+        self._name = name
+        self._exchange = exchange
+        self._pacer = pacer
+        self._policy = retry_policy
+        self._secrets = secrets
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        return cast(dict[str, Any], redact_secrets(payload, self._secrets))
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        pacer = self._pacer
+        deadline = request.deadline
+        if not pacer.idle and not await pacer.acquire(deadline):
+            raise DeadlineExceededError(
+                "the provider's throttle window outlasts the deadline; request not sent",
+                prompt_name=request.prompt_name,
+            )
+        try:
+            if deadline is None:
+                response = await self._exchange(request)
+            else:
+                response = await self._bounded(request, deadline.remaining())
+        except ThrottleError as error:
+            if error.details.kind == "rate_limit":
+                pacer.on_throttle(self._shared_wait(error.details.retry_after))
+            raise
+        except WinkError:
+            raise
+        except Exception as error:  # a translator bug must still honour the contract
+            raise PromptEvaluationError(
+                f"could not process the provider's answer: {type(error).__name__}: {error}",
+                prompt_name=request.prompt_name,
+                phase="response",
+            ) from error
+        if response.rate_limit is not None:
+            pacer.on_response(response.rate_limit)
+        return response
+
+    async def _bounded(self, request: ModelRequest, remaining: float) -> ModelResponse:
+        scope = asyncio.timeout(max(remaining, 0.0))
+        try:
+            async with scope:
+                return await self._exchange(request)
+        except TimeoutError:
+            if not scope.expired():
+                raise
+        raise DeadlineExceededError(
+            "deadline passed while waiting for the provider's answer",
+            prompt_name=request.prompt_name,
+        )
+
+    def _shared_wait(self, retry_after: float | timedelta | None) -> float | None:
+        """The hold every request of this adapter shares, never longer than the policy
+        would wait itself: one bad `retry-after: 86400` must not stall the adapter."""
+        seconds = retry_after.total_seconds() if isinstance(retry_after, timedelta) else retry_after
+        cap = self._policy.max_retry_after
+        if seconds is None or cap is None:
+            return seconds
+        cap_seconds = cap.total_seconds() if isinstance(cap, timedelta) else cap
+        return min(seconds, cap_seconds)

@@ -1,0 +1,117 @@
+"""Sync over async: how `evaluate()` runs the one async loop, and where blocking is allowed.
+
+The model, in full (docs/runtime.md explains it for users):
+
+* `evaluate_async()` runs on the caller's event loop and never blocks it: SDK calls use
+  the async client; a sync client the caller gave, and every sync tool handler, run on
+  wink's worker threads (`run_in_thread`).
+* `evaluate()` runs the same coroutine on a private event loop made for that call and
+  closed when it returns, with every async client created on it. Called from a thread
+  with a running loop (Jupyter, an async web handler), it does that on a worker thread
+  instead of deadlocking. Nothing is kept per thread, so nothing is left open when a
+  thread ends.
+* In the one task that runs an `evaluate()` call (`in_sync_call()`), nothing else waits
+  on the loop, so the adapter may call the SDK's sync client inline: the same wire without
+  the async stack's cost. Tasks that task spawns (a tool gathering sub-evaluations) are
+  other tasks, so they do not inherit that permission.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import contextvars
+import functools
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+__all__ = ["in_sync_call", "on_loop_exit", "owns_loop", "run_in_thread", "run_sync"]
+
+T = TypeVar("T")
+
+_MAX_WORKERS = 64  # sync tools and sync SDK calls of concurrent evaluations
+
+_sync_tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+_private_loops: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, list[Callable[[], Awaitable[None]]]
+] = weakref.WeakKeyDictionary()
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def in_sync_call() -> bool:
+    """True only in the task that runs an `evaluate()` call: a blocking call stalls
+    nothing else there."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop
+        return False
+    return task is not None and task in _sync_tasks
+
+
+def owns_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    """True for a private loop of `run_sync`: it is closed when its call returns."""
+    return loop in _private_loops
+
+
+def on_loop_exit(loop: asyncio.AbstractEventLoop, closer: Callable[[], Awaitable[None]]) -> None:
+    """Run `closer()` on `loop` before `run_sync` closes it (a client bound to it)."""
+    _private_loops[loop].append(closer)
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run `coroutine` to completion from sync code, on a private loop (see the module doc)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        loop_running = False
+    else:
+        loop_running = True
+    # Decided outside the `except` block, so tracebacks carry no "no running event loop".
+    if not loop_running:
+        return _run_private(coroutine)
+    return _worker_pool().submit(_run_private, coroutine).result()
+
+
+def _run_private(coroutine: Coroutine[Any, Any, T]) -> T:
+    with asyncio.Runner() as runner:
+        loop = runner.get_loop()
+        _private_loops[loop] = []
+        return runner.run(_main(loop, coroutine))
+
+
+async def _main(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, T]) -> T:
+    task = asyncio.current_task()
+    if task is not None:
+        _sync_tasks.add(task)
+    try:
+        return await coroutine
+    finally:
+        for closer in _private_loops.pop(loop, []):
+            with contextlib.suppress(Exception):  # must not mask the call's own outcome
+                await closer()
+
+
+async def run_in_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """`function(*args, **kwargs)` on a wink worker thread, with the caller's context.
+
+    Unlike `asyncio.to_thread`, the pool is not the loop's default executor, so closing
+    a private loop never waits for a thread the caller stopped waiting for (a sync tool
+    that outlived the deadline finishes in the background).
+    """
+    loop = asyncio.get_running_loop()
+    call = functools.partial(contextvars.copy_context().run, function, *args, **kwargs)
+    return await loop.run_in_executor(_worker_pool(), call)
+
+
+def _worker_pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=_MAX_WORKERS, thread_name_prefix="wink-worker"
+            )
+        return _pool
