@@ -508,7 +508,11 @@ def _settings(options: Mapping[str, Any]) -> ModelSettings:
             )
         return given
     extra = loose.pop("extra_body", None)
-    return ModelSettings(**loose, extra=dict(extra) if extra is not None else {})
+    if extra is not None and not isinstance(extra, Mapping):
+        raise ConfigurationError(
+            f"extra_body must be a mapping, got {type(extra).__name__}", option="extra_body"
+        )
+    return ModelSettings(**loose, extra=dict(cast(Mapping[str, Any], extra or {})))
 
 
 def _check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:

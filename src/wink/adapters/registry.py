@@ -3,39 +3,120 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
-from .base import ProviderAdapter
+from ..core.errors import ConfigurationError
 
-__all__ = ["PROVIDERS", "create_adapter"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-# provider prefix -> (module, class); imported only when asked for, so `import wink`
-# never pulls in an SDK.
-PROVIDERS: dict[str, tuple[str, str]] = {
-    "openai": ("wink.adapters.openai", "OpenAIAdapter"),
-    "openai-responses": ("wink.adapters.openai_responses", "OpenAIResponsesAdapter"),
-    "anthropic": ("wink.adapters.anthropic", "AnthropicAdapter"),
-    "google": ("wink.adapters.google", "GoogleAdapter"),
-    "gemini": ("wink.adapters.google", "GoogleAdapter"),
+    from .base import AdapterOptions, ProviderAdapter
+
+__all__ = ["PROVIDERS", "ProviderInfo", "create_adapter"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderInfo:
+    """Where a provider's adapter lives and what it needs."""
+
+    module: str
+    class_name: str
+    extra: str
+    key_variables: tuple[str, ...]
+    api: str
+
+
+# Imported only when asked for, so `import wink` never pulls in an SDK.
+PROVIDERS: dict[str, ProviderInfo] = {
+    "openai": ProviderInfo(
+        "wink.adapters.openai",
+        "OpenAIAdapter",
+        "openai",
+        ("OPENAI_API_KEY",),
+        "Chat Completions (and OpenAI-compatible servers via base_url=)",
+    ),
+    "openai-responses": ProviderInfo(
+        "wink.adapters.openai_responses",
+        "OpenAIResponsesAdapter",
+        "openai",
+        ("OPENAI_API_KEY",),
+        "the Responses API",
+    ),
+    "anthropic": ProviderInfo(
+        "wink.adapters.anthropic",
+        "AnthropicAdapter",
+        "anthropic",
+        ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+        "the Messages API",
+    ),
+    "google": ProviderInfo(
+        "wink.adapters.google",
+        "GoogleAdapter",
+        "google",
+        ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+        "Gemini generateContent",
+    ),
 }
+PROVIDERS["gemini"] = PROVIDERS["google"]
 
 
-def create_adapter(spec: str, **options: Any) -> ProviderAdapter:
-    """Build the adapter for `"provider:model"`, e.g. `"anthropic:claude-sonnet-4-6"`.
+def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdapter:
+    """The adapter for `"provider:model"`, e.g. `"anthropic:claude-sonnet-4-6"`.
 
-    `options` are the adapter's keyword arguments (`client=`, `base_url=`, `api_key=`,
-    `retry_policy=`, `timeout=`, `temperature=`, ...).
+    Providers (the prefix is case-insensitive; spaces around the parts are ignored):
+
+    - `openai`: Chat Completions, and any OpenAI-compatible server through `base_url=`;
+      key `OPENAI_API_KEY`; extra `wink[openai]`.
+    - `openai-responses`: the Responses API; key `OPENAI_API_KEY`; extra `wink[openai]`.
+    - `anthropic`: the Messages API; key `ANTHROPIC_API_KEY` (or `ANTHROPIC_AUTH_TOKEN`);
+      extra `wink[anthropic]`.
+    - `google` (alias `gemini`): Gemini `generateContent`; key `GOOGLE_API_KEY` or
+      `GEMINI_API_KEY`; extra `wink[google]`.
+
+    Options (all keyword, all optional; see `AdapterOptions`):
+
+    - `api_key`, `base_url`, `client` (a ready SDK client, sync or async), `timeout`
+      (seconds per request attempt, default 60);
+    - `retry_policy` (a `RetryPolicy`), `graceful_tool_errors` (default True),
+      `max_rounds` (model turns per evaluation, default 50), `max_failed_tool_rounds`
+      (default 8);
+    - `settings` (a `ModelSettings`) or `temperature`, `max_tokens`, `top_p`, `stop`,
+      `seed`, `extra_body` (merged into the request body as is).
+
+    A malformed spec, an unknown provider or option, or a missing extra raises
+    `ConfigurationError` (a `WinkError` and a `ValueError`).
     """
+    provider, model = _parse_spec(spec)
+    info = PROVIDERS[provider]
+    try:
+        module = importlib.import_module(info.module)
+    except ImportError as error:
+        raise ConfigurationError(
+            f"the {provider} adapter needs an optional dependency that is not installed "
+            f"({error.name or error}): pip install 'wink[{info.extra}]'",
+            provider=provider,
+        ) from error
+    adapter_class = cast("type[ProviderAdapter]", getattr(module, info.class_name))
+    return adapter_class(model, **cast(dict[str, Any], options))
+
+
+def _parse_spec(spec: object) -> tuple[str, str]:
+    if not isinstance(spec, str):
+        raise ConfigurationError(
+            f"the adapter spec must be a string like 'openai:gpt-4.1', got "
+            f"{type(spec).__name__}"
+        )
     provider, separator, model = spec.partition(":")
+    provider, model = provider.strip().lower(), model.strip()
     if not separator or not provider or not model:
-        raise ValueError(
+        raise ConfigurationError(
             f"adapter spec {spec!r} must look like 'provider:model', e.g. 'openai:gpt-4.1'"
         )
-    try:
-        module_name, class_name = PROVIDERS[provider]
-    except KeyError:
+    if provider not in PROVIDERS:
         known = ", ".join(sorted(PROVIDERS))
-        raise ValueError(f"unknown provider {provider!r}; known providers: {known}") from None
-    module = importlib.import_module(module_name)
-    adapter_class: type[ProviderAdapter] = getattr(module, class_name)
-    return adapter_class(model, **options)
+        raise ConfigurationError(
+            f"unknown provider {provider!r} in {spec!r}; known providers: {known}",
+            provider=provider,
+        )
+    return provider, model

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import cast
 
-from .errors import DeadlineExceededError, PromptEvaluationError
+from .errors import (
+    ConfigurationError,
+    DeadlineExceededError,
+    InvalidArgumentError,
+    PromptEvaluationError,
+)
 from .messages import Usage
 
 __all__ = ["Budget", "BudgetTracker", "Deadline"]
@@ -27,13 +33,17 @@ class Deadline:
     def __post_init__(self) -> None:
         if isinstance(self.at, datetime):
             if self.at.tzinfo is None:
-                raise ValueError("Deadline(at=datetime) needs a timezone-aware datetime")
+                raise ConfigurationError("Deadline(at=datetime) needs a timezone-aware datetime")
             seconds = (self.at - datetime.now(UTC)).total_seconds()
         else:
             at = cast(object, self.at)
             if not isinstance(at, int | float) or isinstance(at, bool):
-                raise TypeError(f"Deadline(at=...) takes a datetime or seconds, not {at!r}")
+                raise InvalidArgumentError(
+                    f"Deadline(at=...) takes a datetime or seconds, not {at!r}", argument="at"
+                )
             seconds = float(at)
+            if math.isnan(seconds):
+                raise ConfigurationError("Deadline(at=nan) is no point in time")
         object.__setattr__(self, "_expires", time.monotonic() + seconds)
 
     def remaining(self) -> float:
@@ -64,8 +74,12 @@ class Budget:
     def __post_init__(self) -> None:
         for name in ("max_input_tokens", "max_output_tokens", "max_total_tokens", "max_requests"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 0):
-                raise ValueError(f"Budget.{name} must be a non-negative int, got {value!r}")
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 0
+            ):
+                raise ConfigurationError(
+                    f"Budget.{name} must be a non-negative int, got {value!r}", option=name
+                )
 
 
 class BudgetTracker:
