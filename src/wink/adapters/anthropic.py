@@ -218,6 +218,10 @@ def _parse_usage(value: Any) -> Usage:
 # --- error mapping
 
 
+# 429s that waiting seconds does not lift (the SDK picks them by `error.details.error_code`).
+_SPEND_LIMITS = (anthropic.ContractSpendLimitReachedError, anthropic.EnforcedSpendLimitReachedError)
+
+
 def _status_facts(error: anthropic.APIStatusError) -> StatusFacts:
     body: Any = error.body  # the whole body: {"type": "error", "error": {...}, "request_id"}
     detail = cast(dict[str, Any], body).get("error") if isinstance(body, dict) else None
@@ -227,6 +231,7 @@ def _status_facts(error: anthropic.APIStatusError) -> StatusFacts:
         message=message if isinstance(message, str) else str(error),
         body=body,
         headers=error.response.headers,
+        quota_exhausted=isinstance(error, _SPEND_LIMITS),
     )
 
 
