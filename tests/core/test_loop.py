@@ -352,3 +352,112 @@ def test_visibility_expansion_through_the_loop() -> None:
     second = adapter.requests[1]
     assert [spec.name for spec in second.tools] == ["weather"]
     assert "The secret is 42." in str(second.messages[0])
+
+
+# --- structured output, decided once in the loop
+
+
+def output_call(city: str = "Paris", degrees: Any = 21) -> Any:
+    return call("final_result_Answer", {"city": city, "degrees": degrees}, id="out")
+
+
+def test_a_turn_with_a_tool_call_and_the_output_call_runs_the_tool_and_answers() -> None:
+    session = Session()
+    adapter = ScriptedAdapter([tool_turn(call("weather", {"city": "Paris"}), output_call())])
+    response = adapter.evaluate(make_prompt(Answer), session=session)
+    assert response.output == Answer("Paris", 21)
+    assert response.finish_reason == "stop"
+    assert [event.name for event in session[ToolInvoked]] == ["weather"]  # nothing dropped
+    assert len(adapter.requests) == 1
+
+
+def test_an_output_call_that_does_not_validate_goes_back_to_the_model() -> None:
+    adapter = ScriptedAdapter(
+        [tool_turn(output_call(degrees="warm")), tool_turn(output_call(degrees=22))]
+    )
+    response = adapter.evaluate(make_prompt(Answer), session=Session())
+    assert response.output == Answer("Paris", 22)
+    (failure,) = tool_messages(adapter.requests[1])
+    assert not failure.success and "does not match Answer" in failure.content
+
+
+# --- the round limit
+
+
+def test_a_model_that_never_stops_calling_tools_is_stopped_by_the_default_limit() -> None:
+    turns = [tool_turn(call("weather", {"city": "Paris"}, id=f"c{n}")) for n in range(60)]
+    adapter = ScriptedAdapter(turns)
+    with pytest.raises(PromptEvaluationError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    assert info.value.phase == "budget"
+    assert len(adapter.requests) == 50
+
+
+def test_the_round_limit_is_set_per_adapter_and_per_call() -> None:
+    def looping() -> list[ModelResponse]:
+        return [tool_turn(call("weather", {"city": "Paris"}, id=f"c{n}")) for n in range(9)]
+
+    adapter = ScriptedAdapter(looping(), max_rounds=3)
+    with pytest.raises(PromptEvaluationError, match="after 3 rounds"):
+        adapter.evaluate(make_prompt(), session=Session())
+    adapter = ScriptedAdapter([*looping()[:4], final("done")], max_rounds=3)
+    assert adapter.evaluate(make_prompt(), session=Session(), max_rounds=5).text == "done"
+
+
+# --- the session tells the whole story
+
+
+def test_retries_and_the_failure_are_events_in_the_session() -> None:
+    from datetime import timedelta
+
+    from wink import PromptFailed, RequestRetried
+
+    throttle = ThrottleError(
+        "slow down",
+        prompt_name="weather",
+        details=ThrottleDetails(kind="rate_limit", retry_after=0.001, status_code=429),
+    )
+    policy = RetryPolicy(max_attempts=2, initial_delay=0.001, max_delay=0.002)
+    session = Session()
+    adapter = ScriptedAdapter([throttle, throttle], retry_policy=policy)
+    with pytest.raises(ThrottleError) as info:
+        adapter.evaluate(make_prompt(), session=session)
+    (retried,) = session[RequestRetried]
+    assert (retried.kind, retried.attempt, retried.status_code) == ("rate_limit", 1, 429)
+    assert isinstance(retried.wait, timedelta) and retried.wait.total_seconds() > 0
+    (failed,) = session[PromptFailed]
+    assert failed.error is info.value and failed.phase == "request"
+    assert failed.adapter == adapter.name
+
+
+def test_a_failing_subscriber_is_logged_and_the_run_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    session = Session()
+    seen: list[str] = []
+
+    def broken(event: object) -> None:
+        raise RuntimeError("observer bug")
+
+    session.subscribe(broken)
+    session.subscribe(lambda event: seen.append(type(event).__name__))
+    adapter = ScriptedAdapter([final("fine")])
+    with caplog.at_level("ERROR", logger="wink.session"):
+        assert adapter.evaluate(make_prompt(), session=session).text == "fine"
+    assert "PromptExecuted" in seen  # the other subscriber saw everything
+    assert "observer bug" in caplog.text
+
+
+def test_a_failing_reducer_before_the_request_is_not_labelled_the_providers_answer() -> None:
+    session = Session()
+
+    def bad_reducer(current: object, event: PromptRendered) -> object:
+        raise KeyError("bug in my reducer")
+
+    session.register_reducer(PromptRendered, bad_reducer, slice_type=str)
+    adapter = ScriptedAdapter([final("unused")])
+    with pytest.raises(PromptEvaluationError) as info:
+        adapter.evaluate(make_prompt(), session=session)
+    assert info.value.phase == "request"
+    assert isinstance(info.value.__cause__, KeyError)
+    assert adapter.requests == []

@@ -104,8 +104,7 @@ def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdap
 def _parse_spec(spec: object) -> tuple[str, str]:
     if not isinstance(spec, str):
         raise ConfigurationError(
-            f"the adapter spec must be a string like 'openai:gpt-4.1', got "
-            f"{type(spec).__name__}"
+            f"the adapter spec must be a string like 'openai:gpt-4.1', got {type(spec).__name__}"
         )
     provider, separator, model = spec.partition(":")
     provider, model = provider.strip().lower(), model.strip()
