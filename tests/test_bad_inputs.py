@@ -128,7 +128,8 @@ def test_help_lists_the_providers_their_keys_and_the_options() -> None:
     for word in ("openai-responses", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "max_rounds"):
         assert word in text
     annotations = create_adapter.__annotations__
-    assert "options" in annotations and "AdapterOptions" in str(annotations["options"])
+    assert "options" in annotations
+    assert "AdapterOptions" in str(annotations["options"])
 
 
 # --- evaluate
@@ -147,7 +148,8 @@ def test_evaluate_refuses_what_is_not_a_prompt(prompt: Any, emulator: ProviderEm
     adapter = create_adapter("openai:gpt-4.1", base_url=emulator.base_url("openai"), api_key=KEY)
     with pytest.raises(InvalidArgumentError) as info:
         adapter.evaluate(prompt, session=Session())
-    assert isinstance(info.value, TypeError) and info.value.argument == "prompt"
+    assert isinstance(info.value, TypeError)
+    assert info.value.argument == "prompt"
     with pytest.raises(InvalidArgumentError):
         asyncio.run(adapter.evaluate_async(prompt, session=Session()))
     assert emulator.requests == []

@@ -378,7 +378,8 @@ def test_an_output_call_that_does_not_validate_goes_back_to_the_model() -> None:
     response = adapter.evaluate(make_prompt(Answer), session=Session())
     assert response.output == Answer("Paris", 22)
     (failure,) = tool_messages(adapter.requests[1])
-    assert not failure.success and "does not match Answer" in failure.content
+    assert not failure.success
+    assert "does not match Answer" in failure.content
 
 
 # --- the round limit
@@ -424,9 +425,11 @@ def test_retries_and_the_failure_are_events_in_the_session() -> None:
         adapter.evaluate(make_prompt(), session=session)
     (retried,) = session[RequestRetried]
     assert (retried.kind, retried.attempt, retried.status_code) == ("rate_limit", 1, 429)
-    assert isinstance(retried.wait, timedelta) and retried.wait.total_seconds() > 0
+    assert isinstance(retried.wait, timedelta)
+    assert retried.wait.total_seconds() > 0
     (failed,) = session[PromptFailed]
-    assert failed.error is info.value and failed.phase == "request"
+    assert failed.error is info.value
+    assert failed.phase == "request"
     assert failed.adapter == adapter.name
 
 
