@@ -81,16 +81,14 @@ def test_every_anthropic_exception_is_mapped() -> None:
 
 
 def test_every_google_exception_is_mapped() -> None:
-    from google.genai import errors
-
-    classes = _sdk_classes(errors, Exception)
-    assert classes
+    """The Gemini adapter speaks REST over httpx2: its exceptions, and its error answers."""
+    classes = _sdk_classes(httpx2, Exception)
+    assert len(classes) > 10
     for cls in classes:
-        if issubclass(cls, errors.APIError):
-            error: BaseException = cls(503, {"error": {"code": 503, "status": "UNAVAILABLE"}})
-        else:
-            error = _instance(cls, 500)
-        _check(lambda name: google_adapter._map_errors(name), error)
+        _check(lambda name: google_adapter._map_errors(name), _instance(cls, 500))
+    answer = google_adapter.GeminiErrorAnswer(httpx2.Response(503, request=_REQUEST))
+    mapped = _check(lambda name: google_adapter._map_errors(name), answer)
+    assert isinstance(mapped, ThrottleError)
 
 
 @pytest.mark.parametrize(
