@@ -446,6 +446,7 @@ class GoogleAdapter(ProviderAdapter):
 
     @property
     def secrets(self) -> tuple[str, ...]:
+        """The key in use, from `api_key=` or the environment: never in errors."""
         key = self._key()
         return (key,) if key else ()
 
