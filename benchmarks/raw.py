@@ -209,7 +209,9 @@ GEMINI_CONFIG = types.GenerateContentConfig(
 
 
 def gemini_client(base_url: str) -> genai.Client:
-    """Configured as wink's adapter configures it: v1beta, one attempt (no SDK retry)."""
+    """The SDK a Gemini user would otherwise write against, on the API version wink's
+    adapter uses (v1beta) and with one attempt (no SDK retry). wink itself speaks the REST
+    API over httpx2 (docs/adapters/google.md), so this is the baseline, not its transport."""
     options = types.HttpOptions(
         base_url=base_url,
         api_version="v1beta",

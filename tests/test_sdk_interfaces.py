@@ -55,16 +55,6 @@ OWN_OBJECTS = frozenset(
 # Offenders that are accepted. Expected to stay empty.
 ALLOWED: frozenset[str] = frozenset()
 
-# The private SDK uses being removed in parallel with this test; the lead deletes this
-# set together with the xfail marker below once those branches are merged.
-BEING_REMOVED = frozenset(
-    {
-        "wink/adapters/anthropic.py: getattr(sdk_messages, 'DEPRECATED_MODELS', {})",
-        "wink/adapters/google.py: client._api_client",
-        "wink/adapters/google.py: getattr(client, 'aio', client)._api_client",
-    }
-)
-
 
 def _is_private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
@@ -270,19 +260,9 @@ def _describe(findings: list[Finding]) -> str:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="private SDK uses being removed in parallel; lead removes this marker after merging",
-)
 def test_src_uses_only_public_sdk_interfaces() -> None:
     offenders = [f for f in wink_findings() if f.key not in ALLOWED]
     assert not offenders, "private interfaces used in src/wink:\n" + _describe(offenders)
-
-
-def test_no_private_use_beyond_those_being_removed() -> None:
-    """Holds the line while the xfail above is in place: nothing new may appear."""
-    new = [f for f in wink_findings() if f.key not in ALLOWED | BEING_REMOVED]
-    assert not new, "private interfaces used in src/wink:\n" + _describe(new)
 
 
 def test_every_own_object_entry_is_still_used() -> None:

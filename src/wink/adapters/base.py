@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an 
     from ..core.prompt import OutputT, Prompt
     from ..core.session import Session
 
-__all__ = ["AdapterOptions", "ModelSettings", "ProviderAdapter", "WireRequest"]
+__all__ = ["AdapterOptions", "EncodedRequest", "ModelSettings", "ProviderAdapter", "WireRequest"]
 
 _DEFAULT_MAX_ROUNDS = 50  # = wink.core.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
 
@@ -138,10 +138,18 @@ _SETTING_OPTIONS = ("temperature", "max_tokens", "top_p", "stop", "seed", "extra
 
 @dataclass(frozen=True, slots=True)
 class WireRequest:
-    """One request as the provider's API takes it: a path and a JSON body."""
+    """One request as the provider's API takes it: a path (or URL) and a JSON body."""
 
     path: str
     body: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedRequest:
+    """A `WireRequest` with its body encoded as strict JSON, UTF-8, once."""
+
+    path: str
+    content: bytes
 
 
 class ProviderAdapter(ABC):
@@ -316,16 +324,39 @@ class ProviderAdapter(ABC):
 
     async def _exchange(self, request: ModelRequest) -> ModelResponse:
         lease = self._clients_lease(request)
-        wire = self._build_request(request)
+        wire = self._wire(request)
         time_limit = self._request_timeout(request)
-        with self._map_errors(request.prompt_name):
-            if not lease.sync:
-                content, headers = await self._post_async(lease.client, wire, time_limit)
-            elif lease.inline and request.deadline is None:
-                content, headers = self._post(lease.client, wire, time_limit)
-            else:  # never block a loop; with a deadline, the wait must be cancellable
-                content, headers = await run_in_thread(self._post, lease.client, wire, time_limit)
+        try:
+            with self._map_errors(request.prompt_name):
+                if not lease.sync:
+                    content, headers = await self._post_async(lease.client, wire, time_limit)
+                elif lease.inline and request.deadline is None:
+                    content, headers = self._post(lease.client, wire, time_limit)
+                else:  # never block a loop; with a deadline, the wait must be cancellable
+                    content, headers = await run_in_thread(
+                        self._post, lease.client, wire, time_limit
+                    )
+        except ConfigurationError as error:  # a client that cannot serve: nothing was sent
+            raise PromptEvaluationError(
+                str(error), prompt_name=request.prompt_name, phase="request"
+            ) from error
         return self._parse_body(request, content, headers)
+
+    def _wire(self, request: ModelRequest) -> EncodedRequest:
+        """The translated request, encoded. A value JSON cannot carry (NaN, a lone
+        surrogate) fails here: `phase="request"`, nothing was sent."""
+        try:
+            wire = self._build_request(request)
+            content = json.dumps(
+                wire.body, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+            ).encode()
+        except (TypeError, ValueError) as error:
+            raise PromptEvaluationError(
+                f"cannot build the {self.provider} request: {type(error).__name__}: {error}",
+                prompt_name=request.prompt_name,
+                phase="request",
+            ) from error
+        return EncodedRequest(wire.path, content)
 
     def _clients_lease(self, request: ModelRequest) -> Lease:
         """The client for this request. Failing here, nothing was sent: `phase="request"`
@@ -418,7 +449,9 @@ class ProviderAdapter(ABC):
 
     _response_type: ClassVar[type] = object  # the SDK's httpx Response class
 
-    def _post(self, client: Any, wire: WireRequest, time_limit: float) -> tuple[bytes | str, Any]:
+    def _post(
+        self, client: Any, wire: EncodedRequest, time_limit: float
+    ) -> tuple[bytes | str, Any]:
         """POST with a sync Stainless client (openai, anthropic): (body, headers).
 
         `client.post(path, cast_to=<its httpx>.Response, body=...)` keeps auth, headers,
@@ -428,19 +461,19 @@ class ProviderAdapter(ABC):
         http = client.post(
             wire.path,
             cast_to=self._response_type,
-            body=wire.body,
+            content=wire.content,
             options={"timeout": time_limit},
         )
         return http.content, http.headers
 
     async def _post_async(
-        self, client: Any, wire: WireRequest, time_limit: float
+        self, client: Any, wire: EncodedRequest, time_limit: float
     ) -> tuple[bytes | str, Any]:
         """`_post` with an async client."""
         http = await client.post(
             wire.path,
             cast_to=self._response_type,
-            body=wire.body,
+            content=wire.content,
             options={"timeout": time_limit},
         )
         return http.content, http.headers

@@ -1,31 +1,26 @@
-"""Google Gemini through google-genai: the neutral transcript <-> `generateContent` JSON.
+"""Google Gemini: the neutral transcript <-> the `generateContent` REST API, over httpx2.
 
-Wire facts (v1beta pinned, thought signatures, RetryInfo, no SDK retries) and the
-resulting requests are in docs/adapters/google.md.
+Wire facts (v1beta, thought signatures, RetryInfo, why no SDK) and the resulting
+requests are in docs/adapters/google.md.
 """
 
 from __future__ import annotations
 
-import importlib
+import functools
 import json
-import math
+import os
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, cast
 
-# --- guarded SDK import
+# --- guarded transport import
 
 try:
-    import httpx
     import httpx2
-    from google import genai
-    from google.genai import errors as genai_errors
-    from google.genai import types as genai_types
 except ImportError as _missing:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "the Google adapter needs the google-genai SDK: pip install 'wink[google]'"
-    ) from _missing
+    raise ImportError("the Google adapter needs httpx2: pip install 'wink[google]'") from _missing
 
+from ..core.errors import ConfigurationError
 from ..core.messages import (
     AssistantMessage,
     FinishReason,
@@ -48,13 +43,15 @@ from ..core.provider_errors import (
     read_count,
 )
 from ..core.throttle import google_quota_is_daily, google_retry_delay
-from .base import ModelSettings, ProviderAdapter, WireRequest
+from .base import EncodedRequest, ModelSettings, ProviderAdapter, WireRequest
 
-__all__ = ["GoogleAdapter"]
+__all__ = ["DEFAULT_BASE_URL", "GeminiErrorAnswer", "GoogleAdapter"]
 
 # --- tables
 
-_API_VERSION = "v1beta"  # google-genai 3.4 defaults to v1, which lacks parts of the API
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
+_API_VERSION = "v1beta"  # v1 lacks parts of the API (parametersJsonSchema, thinking)
+_MODEL_PREFIXES = ("models/", "tunedModels/")  # already a resource name
 
 _BLOCKED = ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "ESCALATION")
 _BLOCKED_MORE = ("IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "MODEL_ARMOR")
@@ -77,34 +74,6 @@ _GENERATION_KEYS: dict[str, str] = {
     "seed": "seed",
 }
 
-
-def _optional_error_types(module_name: str, *names: str) -> tuple[type[BaseException], ...]:
-    """Exception classes of a transport the SDK may use when installed (aiohttp)."""
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError:
-        return ()
-    return tuple(getattr(module, name) for name in names)
-
-
-# Most specific first: a transport timeout is also a transport error.
-_TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (
-    httpx2.TimeoutException,
-    httpx.TimeoutException,
-    TimeoutError,  # aiohttp's total timeout (asyncio.TimeoutError)
-)
-_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
-    httpx2.TransportError,
-    httpx.TransportError,
-    ConnectionError,
-    *_optional_error_types("aiohttp", "ClientError"),
-)
-_UNREADABLE_ERRORS: tuple[type[BaseException], ...] = (
-    genai_errors.UnknownApiResponseError,
-    httpx2.DecodingError,
-    httpx.DecodingError,
-    json.JSONDecodeError,
-)
 
 # --- request building
 
@@ -377,66 +346,137 @@ def _parse_usage(counts: Any) -> Usage:
     )
 
 
-# --- error mapping
+# --- the exchange and its failures
 
 
-def _status_facts(error: genai_errors.APIError) -> StatusFacts:
-    untyped = cast(Any, error)  # the SDK's attributes carry partly unknown types
-    code, body = untyped.code, untyped.details  # details: the whole error body
-    status = code if isinstance(code, int) else 0
-    headers = getattr(untyped.response, "headers", None)
+class GeminiErrorAnswer(Exception):
+    """A non-2xx answer. Raised inside the error map, so the HTTP status decides what it
+    becomes, by the same core table as every other provider."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        super().__init__(f"HTTP {response.status_code} {response.reason_phrase}".strip())
+        self.response = response
+
+
+_BODY_LIMIT = 2000  # characters of a non-JSON error page kept in the payload
+
+
+def _status_facts(error: GeminiErrorAnswer) -> StatusFacts:
+    """What an error answer says. Gemini's `{"error": {...}}` gives the message, RetryInfo
+    and QuotaFailure; any other body (a proxy's HTML page) is kept as text, truncated."""
+    response = error.response
+    status = response.status_code
+    reason = response.reason_phrase or "error"
+    body = _error_body(response.content)
+    if body is None:
+        return StatusFacts(
+            status=status,
+            message=f"{reason} (not a Gemini error body)",
+            body=response.text[:_BODY_LIMIT],  # decoded by its declared charset
+            headers=response.headers,
+        )
+    message = body["error"].get("message")
     return StatusFacts(
         status=status,
-        message=error.message if isinstance(error.message, str) else str(error),
+        message=message if isinstance(message, str) and message else reason,
         body=body,
-        headers=cast(Mapping[str, str], headers) if isinstance(headers, Mapping) else None,
+        headers=response.headers,
         quota_exhausted=status == 429 and google_quota_is_daily(body),
         retry_after=google_retry_delay(body),
     )
 
 
+def _error_body(content: bytes) -> dict[str, Any] | None:
+    """The documented `{"error": {...}}` object, or None for any other body."""
+    try:
+        data = json.loads(content)
+    except ValueError:  # not JSON, or not UTF-8 (a latin-1 error page)
+        return None
+    if isinstance(data, dict) and isinstance(cast(dict[str, Any], data).get("error"), dict):
+        return cast(dict[str, Any], data)
+    return None
+
+
 _ERRORS = SdkErrors(
-    sdk="google-genai",
-    status=(genai_errors.APIError,),
+    sdk="httpx2",
+    status=(GeminiErrorAnswer,),
     facts=_status_facts,
-    timeout=_TIMEOUT_ERRORS,
-    connection=_CONNECTION_ERRORS,
-    unreadable=_UNREADABLE_ERRORS,
+    timeout=(httpx2.TimeoutException,),
+    connection=(httpx2.TransportError,),
+    unreadable=(httpx2.DecodingError,),
 )
 
 
 def _map_errors(prompt_name: str, secrets: Iterable[str] = ()) -> AbstractContextManager[None]:
-    """google-genai / transport exceptions -> the typed contract (shared logic in core)."""
+    """httpx2 exceptions and error answers -> the typed contract (shared logic in core)."""
     return map_sdk_errors(_ERRORS, prompt_name, secrets)
+
+
+@functools.lru_cache(maxsize=64)
+def _endpoint(base_url: str, model: str) -> str:
+    """`{base_url}/v1beta/models/{model}:generateContent`; raises ValueError on a bad URL."""
+    url = httpx2.URL(base_url)
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"base_url must be an http:// or https:// URL, got {base_url!r}")
+    name = model if model.startswith(_MODEL_PREFIXES) else f"models/{model}"
+    return f"{base_url.rstrip('/')}/{_API_VERSION}/{name}:generateContent"
+
+
+def _api_key_from_env() -> str | None:
+    """GOOGLE_API_KEY, else GEMINI_API_KEY: google-genai's documented order (an empty
+    value counts as unset)."""
+    key = os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
+    return key.strip() if key else None
 
 
 # --- the adapter
 
 
 class GoogleAdapter(ProviderAdapter):
-    """Gemini's `generateContent` through google-genai, translated to and from wink's loop."""
+    """Gemini's `generateContent` REST API, translated to and from wink's loop."""
 
     provider = "google"
     api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 
+    @property
+    def _secrets(self) -> tuple[str, ...]:
+        """The key in use, from `api_key=` or the environment: never in errors."""
+        key = self._key()
+        return (key,) if key else ()
+
+    def _key(self) -> str | None:
+        return self._api_key or _api_key_from_env()
+
     def _make_client(self, *, sync: bool) -> Any:
-        options = genai_types.HttpOptions(
-            base_url=self.base_url,
-            api_version=_API_VERSION,
-            timeout=_milliseconds(self.timeout),
-            # One attempt: wink's RetryPolicy decides. Explicit (not None) so the SDK's
-            # aiohttp transport also skips its implicit reconnect-and-retry.
-            retry_options=genai_types.HttpRetryOptions(attempts=1),
-        )
-        # api_key None: the SDK reads GEMINI_API_KEY / GOOGLE_API_KEY.
-        client = genai.Client(api_key=self._api_key, http_options=options)
-        return client if sync else client.aio
+        kind = httpx2.Client if sync else httpx2.AsyncClient
+        return kind(headers=self._own_headers(), timeout=self.timeout)
 
     def _is_async_client(self, client: Any) -> bool:
-        return not isinstance(client, genai.Client)
+        return isinstance(client, httpx2.AsyncClient)
+
+    def _own_headers(self) -> dict[str, str]:
+        key = self._key()
+        if not key:
+            raise ValueError(
+                "no Gemini API key: pass api_key= or set GOOGLE_API_KEY or GEMINI_API_KEY"
+            )
+        return {"x-goog-api-key": key, "content-type": "application/json"}
+
+    def _headers_for(self, client: httpx2.Client | httpx2.AsyncClient) -> dict[str, str] | None:
+        """What a request adds to the client's headers: nothing on wink's own clients; the
+        key (unless the caller's client carries one) and the content type on a caller's."""
+        present = client.headers
+        if "x-goog-api-key" in present and "content-type" in present:
+            return None
+        headers = {"content-type": "application/json"}
+        key = self._key()
+        if key and "x-goog-api-key" not in present:
+            headers["x-goog-api-key"] = key
+        return headers
 
     def _build_request(self, request: ModelRequest) -> WireRequest:
-        return WireRequest(self.model, _build_request(request, self.settings))
+        url = _endpoint(self.base_url or DEFAULT_BASE_URL, self.model)
+        return WireRequest(url, _build_request(request, self.settings))
 
     def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
         return _parse_response(data)
@@ -444,36 +484,42 @@ class GoogleAdapter(ProviderAdapter):
     def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
         return _map_errors(prompt_name, self._secrets)
 
-    def _post(self, client: Any, wire: WireRequest, time_limit: float) -> tuple[bytes | str, Any]:
-        api_client = client._api_client
-        path = _model_path(wire.path, api_client)
-        response = api_client.request("post", path, dict(wire.body), self._options(time_limit))
-        return response.body or "", response.headers or {}
+    def _post(self, client: Any, wire: EncodedRequest, time_limit: float) -> tuple[bytes, Any]:
+        if not isinstance(client, httpx2.Client):
+            raise _not_a_client(client)
+        response = client.post(
+            wire.path, content=wire.content, headers=self._headers_for(client), timeout=time_limit
+        )
+        return _content(response), response.headers
 
     async def _post_async(
-        self, client: Any, wire: WireRequest, time_limit: float
-    ) -> tuple[bytes | str, Any]:
-        api_client = getattr(client, "aio", client)._api_client
-        path = _model_path(wire.path, api_client)
-        response = await api_client.async_request(
-            "post", path, dict(wire.body), self._options(time_limit)
+        self, client: Any, wire: EncodedRequest, time_limit: float
+    ) -> tuple[bytes, Any]:
+        if not isinstance(client, httpx2.AsyncClient):
+            raise _not_a_client(client)
+        response = await client.post(
+            wire.path, content=wire.content, headers=self._headers_for(client), timeout=time_limit
         )
-        return response.body or "", response.headers or {}
-
-    def _options(self, timeout: float) -> Any:
-        if timeout == self.timeout:
-            return None
-        return genai_types.HttpOptions(timeout=_milliseconds(timeout))
+        return _content(response), response.headers
 
 
-def _milliseconds(seconds: float) -> int:
-    return max(1, math.ceil(seconds * 1000))
+def _content(response: httpx2.Response) -> bytes:
+    """The body of a 2xx; any other status is an error answer, classified by status."""
+    if not response.is_success:
+        raise GeminiErrorAnswer(response)
+    return response.content
 
 
-def _model_path(model: str, api_client: Any) -> str:
-    """The resource path `generate_content` builds (`_transformers.t_model`)."""
-    if model.startswith(("models/", "tunedModels/", "projects/", "publishers/")):
-        return f"{model}:generateContent"
-    if getattr(api_client, "vertexai", False):
-        return f"publishers/google/models/{model}:generateContent"
-    return f"models/{model}:generateContent"
+def _not_a_client(client: object) -> ConfigurationError:
+    kind = type(client)
+    hint = (
+        "; wink speaks the Gemini REST API itself: pass base_url= and api_key= instead"
+        if kind.__module__.startswith("google.")
+        else ""
+    )
+    return ConfigurationError(
+        f"client= must be an httpx2.Client or httpx2.AsyncClient, not "
+        f"{kind.__module__}.{kind.__qualname__}{hint}",
+        provider="google",
+        option="client",
+    )

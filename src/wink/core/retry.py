@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
-from .errors import ThrottleError
+from .errors import ConfigurationError, ThrottleError
 
 if TYPE_CHECKING:
     from tenacity import AsyncRetrying
@@ -70,13 +70,13 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         attempts = cast(object, self.max_attempts)
         if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 1:
-            raise ValueError(
+            raise ConfigurationError(
                 f"max_attempts must be an int >= 1 (1 = no retry), got {self.max_attempts!r}"
             )
         for name in ("initial_delay", "max_delay"):
             _check_number(name, getattr(self, name), minimum=0.0)
         if self.initial_delay > self.max_delay:
-            raise ValueError(
+            raise ConfigurationError(
                 f"initial_delay ({self.initial_delay}) must not exceed max_delay ({self.max_delay})"
             )
         _check_number("multiplier", self.multiplier, minimum=1.0)
@@ -160,4 +160,4 @@ def _check_number(
     )
     if not valid:
         bound = f">= {minimum:g}" if maximum is None else f"in [{minimum:g}, {maximum:g}]"
-        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
+        raise ConfigurationError(f"{name} must be a finite number {bound}, got {value!r}")
