@@ -37,7 +37,7 @@ WATCHED = frozenset(
 )
 
 # `sys._getframe` is CPython's documented frame accessor; pydantic relies on it too.
-STDLIB_ALLOWED = frozenset({"sys._getframe"})
+STDLIB_ALLOWED = frozenset({"sys._getframe", "getattr(sys, '_getframe', None)"})
 
 # A wink object's private member used by another instance of its class, through a local.
 OWN_OBJECTS = frozenset(

@@ -154,6 +154,29 @@ def test_every_tool_failure_goes_back_in_native_form(
     assert [event.result.success for event in events] == [True] + [False] * 5
 
 
+@pytest.mark.parametrize(
+    "arguments", [{"city": "\ud83d"}, '{"city": "\\ud83d"}', '{"city": Infinity}']
+)
+def test_arguments_json_cannot_carry_are_refused_and_the_run_goes_on(
+    provider: str, arguments: Any, emulator: ProviderEmulator
+) -> None:
+    """A lone surrogate or a non-finite number: the tool does not run, the model reads
+    why, and the echo of its call still encodes in the next request."""
+    recorder = Recorder(
+        Turn.tool_calls(EmulatedToolCall("weather", arguments, id="call_bad")),
+        Turn.text("Sorry."),
+    )
+    emulator.set_script(recorder)
+    session = Session()
+    response = make_adapter(provider, emulator).evaluate(make_prompt(), session=session)
+    assert response.text == "Sorry."
+    (result,) = recorder.seen[1].tool_results
+    (event,) = session[ToolInvoked]
+    assert not event.result.success
+    assert event.result.code == "invalid_input"
+    assert event.result.message in result.text
+
+
 def test_failed_results_in_exact_native_shape(provider: str, emulator: ProviderEmulator) -> None:
     emulator.set_script(
         Recorder(

@@ -192,10 +192,15 @@ def _args_object(arguments: str | Mapping[str, Any]) -> dict[str, Any] | None:
     if not isinstance(arguments, str):
         return dict(arguments)
     try:
-        decoded = json.loads(arguments)
+        decoded = json.loads(arguments, parse_constant=_not_json)
     except ValueError:
         return None
     return cast(dict[str, Any], decoded) if isinstance(decoded, dict) else None
+
+
+def _not_json(constant: str) -> Any:
+    """`Infinity` / `NaN` are not JSON: such arguments are left out like broken ones."""
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _map_tool_result(message: ToolResultMessage, real_ids: set[str]) -> dict[str, Any]:

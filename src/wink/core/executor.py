@@ -8,12 +8,14 @@ What still raises, on purpose: a tool declared `graceful=False` (as
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pydantic import ValidationError
@@ -24,14 +26,23 @@ from .errors import (
     PromptEvaluationError,
     ToolValidationError,
     VisibilityExpansionRequired,
+    WinkError,
 )
 from .limits import Deadline
 from .messages import ToolCall, ToolResultMessage
 from .resources import ResourceScope
+from .runtime import run_in_thread
 from .session import Session, ToolInvoked
 from .tools import ErrorCode, Tool, ToolContext, ToolResult
 
-__all__ = ["ToolExecution", "ToolExecutor", "format_validation_error", "render_tool_result"]
+__all__ = [
+    "ToolExecution",
+    "ToolExecutor",
+    "UnsendableValueError",
+    "format_validation_error",
+    "render_tool_result",
+    "wire_safe_call",
+]
 
 logger = logging.getLogger("wink.tools")
 
@@ -41,32 +52,50 @@ _PASS_THROUGH = (VisibilityExpansionRequired, DeadlineExceededError)
 
 @dataclass(frozen=True, slots=True)
 class ToolExecution:
-    """One executed call: what the model sent, what it gets back, and what went wrong."""
+    """One executed call: what the model sent, what it gets back, and what went wrong.
+
+    `content` is the rendered text when the executor already produced it (so a large
+    value is serialised once); otherwise `to_message` renders `result`.
+    """
 
     call: ToolCall
     result: ToolResult[Any]
     params: Any
     error: BaseException | None
     duration: float
+    content: str | None = field(default=None, repr=False)
 
     def to_message(self) -> ToolResultMessage:
         return ToolResultMessage(
             call_id=self.call.id,
             name=self.call.name,
-            content=render_tool_result(self.result),
+            content=self.content if self.content is not None else render_tool_result(self.result),
             success=self.result.success,
         )
 
 
+class UnsendableValueError(WinkError, ValueError):
+    """A successful `ToolResult.value` that cannot be turned into JSON for the model."""
+
+
 def render_tool_result(result: ToolResult[Any]) -> str:
-    """The text the model reads: the message, plus the value as JSON unless excluded."""
+    """The text the model reads: the message, plus the value as JSON unless excluded.
+
+    Raises `UnsendableValueError` for a value pydantic cannot serialise (an `object()`, a
+    socket, a set of such): sending its `repr` would hand the model a meaningless
+    `<object at 0x...>`; the executor turns that into a failed result instead. Lone
+    surrogates, which no provider can receive, become U+FFFD.
+    """
     if not result.success or result.value is None or result.exclude_value_from_context:
-        return result.message
+        return _scrub_surrogates(result.message)
     try:
         payload = json.dumps(to_jsonable_python(result.value), ensure_ascii=False)
-    except Exception:  # an unserializable value still gets a readable form
-        payload = str(result.value)
-    return f"{result.message}\n{payload}" if result.message else payload
+    except (ValueError, TypeError, RecursionError) as error:
+        raise UnsendableValueError(
+            f"{type(result.value).__name__} is not JSON-serialisable ({error})"
+        ) from error
+    text = f"{result.message}\n{payload}" if result.message else payload
+    return _scrub_surrogates(text)
 
 
 def format_validation_error(error: ValidationError) -> str:
@@ -103,10 +132,10 @@ class ToolExecutor:
     async def execute(self, calls: Sequence[ToolCall]) -> list[ToolExecution]:
         """Run `calls` (concurrently when there are several) and record a `ToolInvoked` each."""
         if len(calls) == 1:
-            executions = [await self._run(calls[0], parallel=False)]
+            executions = [await self._run(calls[0])]
         else:
             gathered = await asyncio.gather(
-                *(self._run(call, parallel=True) for call in calls), return_exceptions=True
+                *(self._run(call) for call in calls), return_exceptions=True
             )
             for outcome in gathered:
                 if isinstance(outcome, BaseException):
@@ -127,7 +156,7 @@ class ToolExecutor:
             )
         return executions
 
-    async def _run(self, call: ToolCall, *, parallel: bool) -> ToolExecution:
+    async def _run(self, call: ToolCall) -> ToolExecution:
         started = time.perf_counter()
         tool = self.tools.get(call.name)
         if tool is None:
@@ -145,13 +174,13 @@ class ToolExecutor:
             return self._failed(call, call.arguments, str(parsed), "invalid_input", parsed, started)
         if self.deadline is not None:
             self.deadline.check(prompt_name=self.prompt_name, step=f"tool '{call.name}'")
-        return await self._invoke(tool, call, parsed, parallel=parallel, started=started)
+        return await self._invoke(tool, call, parsed, started=started)
 
     def _parse(self, tool: Tool[Any, Any], call: ToolCall) -> Any:
         arguments: Any = call.arguments
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
+                arguments = _strict_loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as error:
                 failure = ToolValidationError(
                     f"Arguments for '{call.name}' are not valid JSON ({error.msg} at "
@@ -160,6 +189,20 @@ class ToolExecutor:
                 )
                 failure.__cause__ = error
                 return failure
+            except _NonFiniteNumber as error:
+                failure = ToolValidationError(
+                    f"Arguments for '{call.name}' are not strict JSON: {error}. "
+                    "Send finite numbers (or null).",
+                    tool_name=call.name,
+                )
+                failure.__cause__ = error
+                return failure
+        problem = _wire_problem(arguments, "")
+        if problem is not None:
+            return ToolValidationError(
+                f"Arguments for '{call.name}' cannot be sent back as JSON: {problem}.",
+                tool_name=call.name,
+            )
         if not isinstance(arguments, Mapping):
             return ToolValidationError(
                 f"Arguments for '{call.name}' must be a JSON object, got "
@@ -177,7 +220,7 @@ class ToolExecutor:
             return failure
 
     async def _invoke(
-        self, tool: Tool[Any, Any], call: ToolCall, params: Any, *, parallel: bool, started: float
+        self, tool: Tool[Any, Any], call: ToolCall, params: Any, *, started: float
     ) -> ToolExecution:
         graceful = tool.graceful if tool.graceful is not None else self.graceful_default
         key = object()
@@ -192,7 +235,7 @@ class ToolExecutor:
                 adapter=self.adapter,
             )
             try:
-                result = await self._call_handler(tool, params, context, parallel=parallel)
+                result = await self._call_handler(tool, params, context)
             except _PASS_THROUGH:
                 self.session.rollback(snapshot, key)
                 raise
@@ -204,47 +247,51 @@ class ToolExecutor:
                         prompt_name=self.prompt_name,
                         phase="tool",
                     ) from error
-                logger.info(
-                    "tool %r failed (prompt=%r call_id=%r)",
-                    call.name,
-                    self.prompt_name,
-                    call.id,
-                    exc_info=error,
-                )
                 message = f"{type(error).__name__}: {error}"
                 return self._failed(
-                    call, params, message, "internal_error", error, started, logged=True
+                    call, params, message, "internal_error", error, started, bug=tool
                 )
         if not isinstance(result, ToolResult):
             self.session.rollback(snapshot, key)
             error = TypeError(
                 f"tool '{call.name}' returned {type(result).__name__}, not a ToolResult"
             )
-            return self._failed(call, params, str(error), "internal_error", error, started)
+            return self._failed(
+                call, params, str(error), "internal_error", error, started, bug=tool
+            )
         tool_result = cast(ToolResult[Any], result)
         if not tool_result.success:
             self.session.rollback(snapshot, key)
-            logger.info(
-                "tool %r returned an error (prompt=%r call_id=%r): %s",
-                call.name,
-                self.prompt_name,
-                call.id,
-                tool_result.message,
+            return self._failed_on_purpose(call, tool_result, params, started)
+        try:
+            content = render_tool_result(tool_result)
+        except UnsendableValueError as error:
+            self.session.rollback(snapshot, key)
+            message = (
+                f"tool '{call.name}' returned a value that cannot be sent to the model: {error}"
             )
-        return ToolExecution(call, tool_result, params, None, time.perf_counter() - started)
+            return self._failed(call, params, message, "internal_error", error, started, bug=tool)
+        return ToolExecution(
+            call, tool_result, params, None, time.perf_counter() - started, content
+        )
 
     async def _call_handler(
-        self, tool: Tool[Any, Any], params: Any, context: ToolContext, *, parallel: bool
+        self, tool: Tool[Any, Any], params: Any, context: ToolContext
     ) -> object:
+        """Call the handler; a sync one always in a worker thread, never on the event loop.
+
+        Both kinds are cut at the deadline. A thread cannot be stopped: a sync handler
+        still running at the deadline finishes in the background, after the evaluation
+        has already raised `DeadlineExceededError` (its result is discarded).
+        """
         if tool.is_async:
             return await self._within_deadline(tool.handler(params, context=context))
-        if parallel:
-            outcome = await asyncio.to_thread(tool.handler, params, context=context)
-        else:
-            outcome = tool.handler(params, context=context)
+            # A worker thread, never the event loop; and not the loop's default executor,
+        # where asyncio resolves host names (a stuck tool must not delay requests).
+        outcome = await self._within_deadline(run_in_thread(tool.handler, params, context=context))
         if inspect.isawaitable(outcome):
             return await self._within_deadline(cast(Any, outcome))
-        return cast(object, outcome)
+        return outcome
 
     async def _within_deadline(self, awaitable: Any) -> object:
         if self.deadline is None:
@@ -261,6 +308,19 @@ class ToolExecutor:
                 ) from None
             raise
 
+    def _failed_on_purpose(
+        self, call: ToolCall, result: ToolResult[Any], params: Any, started: float
+    ) -> ToolExecution:
+        """A `ToolResult.error` the handler chose: an operational outcome, logged at INFO."""
+        logger.info(
+            "tool %r returned an error (prompt=%r call_id=%r): %s",
+            call.name,
+            self.prompt_name,
+            call.id,
+            result.message,
+        )
+        return ToolExecution(call, result, params, None, time.perf_counter() - started)
+
     def _failed(
         self,
         call: ToolCall,
@@ -270,9 +330,26 @@ class ToolExecutor:
         error: BaseException | None,
         started: float,
         *,
-        logged: bool = False,
+        bug: Tool[Any, Any] | None = None,
     ) -> ToolExecution:
-        if not logged:
+        """A failure the model reads as a failed result.
+
+        `bug` names the tool whose code is at fault (it raised, returned something that
+        is not a `ToolResult`, or a value that cannot be sent): logged at WARNING with the
+        traceback, since the developer must see it. The model's own mistakes (unknown
+        tool, bad arguments) are logged at INFO.
+        """
+        if bug is not None:
+            logger.warning(
+                "tool %r (handler %s) is broken (prompt=%r call_id=%r): %s",
+                call.name,
+                _handler_name(bug),
+                self.prompt_name,
+                call.id,
+                message,
+                exc_info=error,
+            )
+        else:
             logger.info(
                 "tool %r failed (prompt=%r call_id=%r): %s",
                 call.name,
@@ -287,3 +364,103 @@ class ToolExecutor:
             error,
             time.perf_counter() - started,
         )
+
+
+def _handler_name(tool: Tool[Any, Any]) -> str:
+    handler = tool.handler
+    module = getattr(handler, "__module__", None) or "?"
+    name = getattr(handler, "__qualname__", None) or type(handler).__qualname__
+    return f"{module}.{name}"
+
+
+# --- arguments that strict JSON (and so the provider) cannot carry
+
+
+class _NonFiniteNumber(ValueError):
+    """`Infinity`, `-Infinity` or `NaN` in arguments: Python's json reads them, JSON has none."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NonFiniteNumber(f"{name} is not a JSON number")
+
+
+def _strict_loads(text: str) -> Any:
+    """`json.loads` without the `Infinity`/`NaN` extension."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def _scrub_surrogates(text: str) -> str:
+    """`text` with lone UTF-16 surrogates replaced by U+FFFD (paired ones joined)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _wire_problem(value: Any, path: str) -> str | None:
+    """The first string or number in `value` that strict JSON in UTF-8 cannot carry, as
+    `where: why` (like `format_validation_error`), so the model can fix exactly that."""
+    where = path or "arguments"
+    if isinstance(value, str):
+        if _scrub_surrogates(value) != value:
+            return f"{where}: a lone UTF-16 surrogate, which is not valid Unicode"
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        shown = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        return f"{where}: {shown} is not a JSON number"
+    if isinstance(value, Mapping):
+        for key, item in cast(Mapping[Any, Any], value).items():
+            if isinstance(key, str) and _scrub_surrogates(key) != key:
+                return f"{where}: a key with a lone UTF-16 surrogate, which is not valid Unicode"
+            problem = _wire_problem(item, f"{path}.{key}" if path else str(key))
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(cast(Sequence[Any], value)):
+            problem = _wire_problem(item, f"{path}[{index}]")
+            if problem is not None:
+                return problem
+    return None
+
+
+def _wire_safe(value: Any) -> Any:
+    if isinstance(value, str):
+        return _scrub_surrogates(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        items = cast(Mapping[Any, Any], value).items()
+        return {_wire_safe(key): _wire_safe(item) for key, item in items}
+    if isinstance(value, list | tuple):
+        return [_wire_safe(item) for item in cast(Sequence[Any], value)]
+    return value
+
+
+def wire_safe_call(call: ToolCall) -> ToolCall:
+    """`call` as it can be echoed back to the provider in the next request.
+
+    Returned unchanged when its arguments are strict JSON in valid Unicode. Otherwise a
+    copy: lone surrogates become U+FFFD and non-finite numbers null; arguments sent as a
+    string that is not strict JSON stay that string, with surrogates replaced. The
+    executor has already rejected such a call with a failed result the model reads; this
+    only keeps the echo of the call from breaking the request that carries that result.
+    """
+    arguments = call.arguments
+    if isinstance(arguments, str):
+        try:
+            decoded = _strict_loads(arguments)
+        except ValueError:
+            scrubbed = _scrub_surrogates(arguments)
+            if scrubbed == arguments:
+                return call
+            return dataclasses.replace(call, arguments=scrubbed)
+        if _wire_problem(decoded, "") is None:
+            return call
+        return dataclasses.replace(
+            call, arguments=json.dumps(_wire_safe(decoded), ensure_ascii=False)
+        )
+    if _wire_problem(arguments, "") is None:
+        return call
+    return dataclasses.replace(call, arguments=cast(dict[str, Any], _wire_safe(arguments)))

@@ -21,9 +21,10 @@ from .errors import (
     ThrottleError,
     WinkError,
 )
-from .executor import ToolExecution, ToolExecutor
+from .executor import ToolExecution, ToolExecutor, wire_safe_call
 from .limits import Budget, BudgetTracker, Deadline
 from .messages import (
+    AssistantMessage,
     FinishReason,
     Message,
     ModelRequest,
@@ -227,7 +228,7 @@ async def _evaluate(
                 output = _finish(client, response, rendered.output_type, name)
                 final_text = response.text
                 break
-            messages.append(response.to_message())
+            messages.append(_echo(response))
             progress.phase = "tool"
             executions = await executor.execute(calls) if calls else []
             messages.extend(execution.to_message() for execution in executions)
@@ -272,6 +273,17 @@ async def _evaluate(
         )
     )
     return result
+
+
+def _echo(response: ModelResponse) -> AssistantMessage:
+    """The model's turn as it goes back in the transcript. A call whose arguments JSON
+    cannot carry (a lone surrogate, NaN) is refused by the executor; its echo is sent in a
+    form the provider accepts, so the next request can say why."""
+    message = response.to_message()
+    calls = tuple(wire_safe_call(call) for call in message.tool_calls)
+    if all(new is old for new, old in zip(calls, message.tool_calls, strict=True)):
+        return message
+    return replace(message, tool_calls=calls)
 
 
 def _split_output_call(

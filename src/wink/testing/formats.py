@@ -75,8 +75,13 @@ def rfc3339(epoch: float) -> str:
 
 
 def dump(value: Any) -> bytes:
-    """Compact UTF-8 JSON, as the providers send it."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    """Compact UTF-8 JSON, as the providers send it (a lone surrogate, which UTF-8 cannot
+    carry, escaped: what a provider's JSON encoder sends for one)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":")).encode()
 
 
 def as_object(value: Any) -> dict[str, Any]:

@@ -47,7 +47,12 @@ class EmulatedToolCall:
         """The arguments as OpenAI sends them: one compact JSON string, or the raw text."""
         if isinstance(self.arguments, str):
             return self.arguments
-        return json.dumps(self.arguments, separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(self.arguments, separators=(",", ":"), ensure_ascii=False)
+        try:
+            text.encode()
+        except UnicodeEncodeError:  # a lone surrogate: only its escaped form is valid JSON text
+            return json.dumps(self.arguments, separators=(",", ":"))
+        return text
 
 
 @dataclass(frozen=True, slots=True)
