@@ -1,4 +1,4 @@
-"""Every recorded provider exchange in tests/conformance, replayed over real HTTP through the real SDK.
+"""Every recorded exchange in tests/conformance, replayed over real HTTP through the real SDK.
 
 The emulator sends the recorded status, headers and body verbatim (`Fault.http`); the
 adapter's `request` must turn it into the outcome the conformance README documents.

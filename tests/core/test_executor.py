@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from wink.core.resources import ResourceRegistry
 
 from wink import (
     DeadlineExceededError,
@@ -26,6 +25,7 @@ from wink import (
 from wink.core.executor import ToolExecutor, render_tool_result
 from wink.core.limits import Deadline
 from wink.core.messages import ToolCall
+from wink.core.resources import ResourceRegistry
 
 
 @dataclass(frozen=True)
