@@ -1,4 +1,7 @@
-"""Sessions: tests, lint, typecheck, docs, bench."""
+"""Sessions: tests, lint, typecheck, docs, bench.
+
+Plain `python3 -m nox` (README's test command, what .ci/run runs) runs all but bench.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import nox
 
 nox.options.sessions = ["tests", "lint", "typecheck", "docs"]
 nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = True  # a skipped session must not pass CI
 
 PYTHON = "3.11"
 

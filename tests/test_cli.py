@@ -1,8 +1,9 @@
-"""`wink demo` (the main job) and `wink emulator`, as a newcomer runs them."""
+"""`wink demo` (the main job), `wink emulator` and `wink --help`, as a newcomer runs them."""
 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -11,21 +12,118 @@ import urllib.request
 
 import pytest
 
+import wink
 from wink.cli import main
+from wink.core.errors import DeadlineExceededError, PromptEvaluationError
+from wink.demo import describe_failure, format_arguments, run_demo
+from wink.testing import Fault
 
 PROVIDERS = ["anthropic", "openai", "openai-responses", "google"]
+
+# The lines the demo prints for its scripted model, in order, the same for every provider.
+TOOL_LINES = [
+    "→ prompt 'weather-agent' with tools get_forecast, station_status",
+    '✘ get_forecast(city="Paris", days="soon") → Invalid arguments for \'get_forecast\': '
+    "days: Input should be a valid integer, unable to parse string as an integer",
+    '✘ station_status(station="PAR-01") → ConnectionError: station PAR-01 did not answer',
+    "✘ lookup_city(name=\"Paris\") → Unknown tool 'lookup_city'. "
+    "Available tools: get_forecast, station_status.",
+    "⏳ HTTP 429 rate_limit on attempt 1: the provider asked to wait 0.3s; attempt 2 in #s",
+    "⏳ HTTP 429 rate_limit on attempt 2: the provider asked to wait 0.3s; attempt 3 in #s",
+    '✔ get_forecast(city="Paris", days=2) → forecast',
+]
+SUMMARY_LINES = [
+    "emulator: 5 requests, 2 answered 429",
+    "usage: 3 requests, 30 input tokens, 15 output tokens, 3 rounds",
+]
+
+
+def _lines(out: str) -> list[str]:
+    # the waits are jittered: '0.36s' -> '#s'
+    return [re.sub(r"in \d+\.\d\ds$", "in #s", line.rstrip()) for line in out.splitlines()]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_demo_shows_the_whole_contract(provider: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--provider", provider]) == 0
+    lines = _lines(capsys.readouterr().out)
+    shown = [line for line in lines if line[:2] in {"→ ", "✘ ", "⏳ ", "✔ "}]
+    assert shown == TOOL_LINES
+    assert lines[-2:] == SUMMARY_LINES
+    assert any("Paris: sunny tomorrow (21°C)" in line for line in lines)
+    assert any(f"failed tool results as sent to {provider}" in line for line in lines)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_demo_failure_prints_class_phase_and_message(
+    provider: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_demo(provider=provider, script=[Fault.unauthorized()]) == 1
+    lines = _lines(capsys.readouterr().out)
+    failure = [line for line in lines if line.startswith("✘ evaluation failed")]
+    assert len(failure) == 1, lines
+    assert failure[0].startswith("✘ evaluation failed: PromptEvaluationError in phase 'request': ")
+    assert "HTTP 401" in failure[0]
+    assert "prompt_name=" not in failure[0]  # not the repr
+
+
+def test_describe_failure() -> None:
+    evaluation = PromptEvaluationError("no final answer", prompt_name="p", phase="tool")
+    assert describe_failure(evaluation) == "PromptEvaluationError in phase 'tool': no final answer"
+    deadline = DeadlineExceededError("deadline passed", prompt_name="p")
+    assert describe_failure(deadline) == "DeadlineExceededError: deadline passed"
+
+
+def test_throttle_failure_says_kind_and_whether_to_retry(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run_demo(provider="google", script=[Fault.quota_exhausted()]) == 1
     out = capsys.readouterr().out
-    assert "Invalid arguments for 'get_forecast'" in out  # validation failure
-    assert "ConnectionError: station PAR-01 did not answer" in out  # a raising tool
-    assert "Unknown tool 'lookup_city'" in out  # unknown tool
-    assert "HTTP 429 rate_limit" in out  # throttled, then retried
-    assert "Paris: sunny tomorrow" in out  # the model recovered
-    assert "1 answered 429" in out
+    assert (
+        "✘ evaluation failed: ThrottleError in phase 'request' "
+        "(quota_exhausted, not retry-safe, 1 attempt): HTTP 429" in out
+    )
+
+
+def test_arguments_are_shown_one_way_however_they_arrived() -> None:
+    from wink.demo import ForecastParams
+
+    expected = 'city="Paris", days=2'
+    assert format_arguments(ForecastParams("Paris", 2)) == expected  # validated
+    assert format_arguments({"city": "Paris", "days": 2}) == expected  # Anthropic, Gemini
+    assert format_arguments('{"city":"Paris","days":2}') == expected  # OpenAI
+    assert format_arguments('{"city": "Par') == '<not JSON: \'{"city": "Par\'>'
+
+
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_demo_runs_in_plain_text_without_rich() -> None:
+    done = _run(
+        "import sys\n"
+        "sys.modules['rich'] = None  # as if the cli extra were not installed\n"
+        "from wink.cli import main\n"
+        "sys.exit(main(['demo', '--provider', 'openai']))\n"
+    )
+    assert done.returncode == 0, done.stderr
+    lines = _lines(done.stdout)
+    assert [line for line in lines if line[:2] in {"→ ", "✘ ", "⏳ ", "✔ "}] == TOOL_LINES
+    assert lines[-2:] == SUMMARY_LINES
+    assert "--- final answer ---" in lines
+    assert not any(character in done.stdout for character in "╭│┃")  # no rich boxes
+
+
+def test_demo_without_the_provider_sdk_says_what_to_install() -> None:
+    done = _run(
+        "import sys\n"
+        "sys.modules['anthropic'] = None\n"
+        "from wink.cli import main\n"
+        "sys.exit(main(['demo', '--provider', 'anthropic']))\n"
+    )
+    assert done.returncode == 1
+    assert "pip install 'wink[anthropic]'" in done.stdout
+    assert "Traceback" not in done.stderr
 
 
 def test_demo_live_needs_a_key(
@@ -33,7 +131,7 @@ def test_demo_live_needs_a_key(
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     assert main(["demo", "--live", "--provider", "anthropic"]) == 2
-    assert "ANTHROPIC_API_KEY" in capsys.readouterr().out
+    assert "--live needs ANTHROPIC_API_KEY in the environment" in capsys.readouterr().out
 
 
 def test_python_dash_m_wink_runs_the_demo() -> None:
@@ -45,6 +143,50 @@ def test_python_dash_m_wink_runs_the_demo() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "final answer" in done.stdout
+
+
+# --- help and version
+
+
+def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    with pytest.raises(SystemExit) as exited:
+        main([*argv, "--help"])
+    assert exited.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_help_describes_the_tool(capsys: pytest.CaptureFixture[str]) -> None:
+    text = _help(capsys)
+    assert "wink runs one prompt-with-tools loop over OpenAI, Anthropic and Google Gemini" in text
+    assert "argument parsing" not in text  # not the module's docstring
+    for command in ("demo", "emulator"):
+        assert re.search(rf"^\s+{command}\s+\w", text, re.MULTILINE), command
+    assert "examples:" in text
+
+
+@pytest.mark.parametrize(
+    ("command", "options"),
+    [("demo", ["--provider", "--live", "--model"]), ("emulator", ["--port", "--host"])],
+)
+def test_every_option_has_help_with_its_default(
+    command: str, options: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = _help(capsys, command)
+    listing = text[text.index("options:") :]
+    blocks = re.split(r"\n  (?=-)", listing)  # one block per option
+    for option in options:
+        block = next(b for b in blocks if b.startswith(option))
+        assert "(default:" in " ".join(block.split()), block
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"wink {wink.__version__}"
+
+
+# --- wink emulator
 
 
 def _free_port() -> int:
@@ -80,3 +222,27 @@ def test_emulator_command_serves_the_wire_formats() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_emulator_on_a_port_in_use_says_so_in_one_line() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "wink", "emulator", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"wink emulator: port {port} on 127.0.0.1 is already in use; stop the program "
+        "using it, or choose another port with --port (--port 0 picks a free one)"
+    ]
+
+
+def test_emulator_rejects_a_port_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["emulator", "--port", "70000"])
+    assert exited.value.code == 2
+    assert "port must be in 0..65535" in capsys.readouterr().err

@@ -1,34 +1,151 @@
-"""Every ```python block in docs/ runs, page by page, in one module per page."""
+"""Every ```python block in docs/ runs, page by page, in one module per page; README's too.
+
+A block may include a file of the repository with pymdownx.snippets (`--8<-- "path"`, a
+path from the repository root, as mkdocs.yml configures it). An included pytest module
+under tests/ is not executed here: executing it would only define its test functions.
+pytest collects and runs that file itself, so this checks that it is such a file. Any
+other included file is put in place of its line and the block runs.
+"""
 
 from __future__ import annotations
 
+import ast
+import io
 import re
 import sys
 import types
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+from wink.testing import EmulatedToolCall, ProviderEmulator, Turn
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
 _FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_SNIPPET = re.compile(r'^--8<-- "([^"]+)"\s*$', re.MULTILINE)
 PAGES = sorted(DOCS.rglob("*.md"))
+
+
+def _is_collected_test_module(path: Path) -> bool:
+    """A file pytest runs by itself: under tests/ (testpaths), named test_*.py."""
+    return (
+        path.is_relative_to(ROOT / "tests") and re.fullmatch(r"test_\w*\.py", path.name) is not None
+    )
+
+
+def _resolve(block: str) -> str | None:
+    """The code to run for `block`; None when it only includes pytest modules."""
+    included = [ROOT / match for match in _SNIPPET.findall(block)]
+    for path in included:
+        assert path.is_file(), f"included file {path} does not exist"
+    only_includes = not _SNIPPET.sub("", block).strip()
+    if included and only_includes and all(_is_collected_test_module(p) for p in included):
+        return None  # pytest runs these files itself
+    return _SNIPPET.sub(lambda match: (ROOT / match.group(1)).read_text(encoding="utf-8"), block)
+
+
+def _run_blocks(blocks: list[str], name: str, source: str) -> types.ModuleType:
+    module = types.ModuleType(name)  # dataclasses look their module up in sys.modules
+    sys.modules[name] = module
+    try:
+        for index, block in enumerate(blocks):
+            code = _resolve(block)
+            if code is None:
+                continue
+            compiled = compile(code, f"{source}[block {index}]", "exec", dont_inherit=True)
+            exec(compiled, module.__dict__)
+    finally:
+        del sys.modules[name]
+    return module
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
 def test_page_examples_run(page: Path) -> None:
     blocks = _FENCE.findall(page.read_text(encoding="utf-8"))
     name = "docs_" + re.sub(r"\W", "_", str(page.relative_to(DOCS)))
-    module = types.ModuleType(name)  # dataclasses look their module up in sys.modules
-    sys.modules[name] = module
-    try:
-        for index, block in enumerate(blocks):
-            code = compile(block, f"{page.name}[block {index}]", "exec", dont_inherit=True)
-            exec(code, module.__dict__)
-    finally:
-        del sys.modules[name]
+    _run_blocks(blocks, name, page.name)
+
+
+def test_included_pytest_modules_are_not_executed_but_must_exist(tmp_path: Path) -> None:
+    example = ROOT / "tests" / "docs_examples" / "test_with_emulator.py"
+    assert _resolve(f'--8<-- "{example.relative_to(ROOT)}"\n') is None
+    helper = tmp_path / "helper.py"
+    helper.write_text("VALUE = 42\n", encoding="utf-8")
+    assert _resolve(f'--8<-- "{helper}"\nprint(VALUE)\n') == "VALUE = 42\n\nprint(VALUE)\n"
+    with pytest.raises(AssertionError, match="does not exist"):
+        _resolve('--8<-- "tests/no_such_file.py"\n')
 
 
 def test_every_page_is_in_the_nav() -> None:
-    nav = (DOCS.parent / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     for page in PAGES:
         assert str(page.relative_to(DOCS)) in nav, f"{page} is missing from mkdocs.yml nav"
+
+
+# --- README.md
+
+
+def _readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The example uses the real Anthropic API: the SDK's own ANTHROPIC_BASE_URL and
+    # ANTHROPIC_API_KEY variables point it at the emulator instead, code unchanged.
+    blocks = _FENCE.findall(_readme())
+    assert len(blocks) == 1
+    assert 'create_adapter("anthropic:claude-sonnet-4-6")' in blocks[0]
+    script = [
+        Turn.tool_calls(EmulatedToolCall("get_weather", {"city": "Lyon"})),
+        Turn.tool_calls(EmulatedToolCall("get_weather", {"city": "Paris"})),
+        Turn.text("Sunny in Paris."),
+    ]
+    with ProviderEmulator(script) as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url("anthropic"))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        out = io.StringIO()
+        with redirect_stdout(out):
+            module = _run_blocks(blocks, "readme_example", "README.md")
+        tool_results = emu.requests[1].body["messages"][-1]["content"]
+    assert out.getvalue().startswith("Sunny in Paris. Usage(")
+    assert module.response.text == "Sunny in Paris."
+    assert tool_results[0]["is_error"] is True
+    assert tool_results[0]["content"] == "no station in Lyon"
+
+
+def test_readme_example_catches_a_failure_with_winkerror(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from wink.testing import Fault
+
+    with ProviderEmulator([Fault.unauthorized()]) as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url("anthropic"))
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        out = io.StringIO()
+        with redirect_stdout(out):
+            _run_blocks(_FENCE.findall(_readme()), "readme_example", "README.md")
+    assert out.getvalue().startswith("failed: request failed for prompt 'weather': HTTP 401")
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    # README's second command is the test command; .ci/run must run exactly that
+    commands = re.search(r"^```bash\n(.*?)^```", _readme(), re.DOTALL | re.MULTILINE)
+    assert commands is not None
+    lines = [line for line in commands.group(1).splitlines() if line and line[0] != "#"]
+    assert len(lines) == 2, lines
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").rstrip().splitlines()
+    assert ci[-1] == lines[1]
+    assert lines[1] == "python3 -m pip install nox && python3 -m nox"
+
+
+def test_plain_nox_runs_tests_lint_typecheck_and_docs() -> None:
+    tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
+    defaults = [
+        ast.literal_eval(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and [ast.unparse(target) for target in node.targets] == ["nox.options.sessions"]
+    ]
+    assert defaults == [["tests", "lint", "typecheck", "docs"]]

@@ -1,8 +1,13 @@
-"""`wink demo` and `wink emulator`: parse arguments, call the public API, nothing more."""
+"""The `wink` command: `wink demo` and `wink emulator`; argument parsing only.
+
+The work is done by the public API (`wink.demo.run_demo`, `wink.testing.serve`); this
+module turns arguments into those calls and failures into one line and an exit code.
+"""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Sequence
 
@@ -10,40 +15,130 @@ __all__ = ["main"]
 
 _PROVIDERS = ("openai", "openai-responses", "anthropic", "google")
 
+_DESCRIPTION = """\
+wink runs one prompt-with-tools loop over OpenAI, Anthropic and Google Gemini with one
+error contract: a tool that fails goes back to the model as a failed result, and every
+other failure raises a WinkError.
+
+Try it without an API key or network: `wink demo` runs a small agent against wink's
+built-in provider emulator and shows each failure on screen; `wink emulator` serves
+that emulator over HTTP for any OpenAI, Anthropic or Gemini client."""
+
+_EPILOG = """\
+examples:
+  wink demo                          the demo against the emulator (Anthropic wire format)
+  wink demo --provider google        the same agent on the Gemini wire format
+  wink demo --live --provider openai against the real OpenAI API (needs OPENAI_API_KEY)
+  wink emulator --port 8099          serve the emulator until Ctrl-C"""
+
+_DEMO = """\
+Run a small weather agent. Its model calls a tool with invalid arguments, a tool that
+raises and a tool that does not exist, gets throttled twice, and still answers: each
+tool failure goes back to the model, the throttles are retried by wink.
+
+By default the model is wink's provider emulator, scripted to do exactly that, speaking
+the chosen provider's wire format; with --live it is the real provider."""
+
+_EMULATOR = """\
+Serve wink's provider emulator in the foreground until Ctrl-C. It speaks the OpenAI
+(Chat Completions and Responses), Anthropic Messages and Gemini generateContent wire
+formats, accepts any API key, and answers every request with a short text. Once it
+listens it prints one base URL per provider."""
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keep the description's paragraphs; each option's help states its default itself."""
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be in 0..65535 (0: any free port): {port}")
+    return port
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="wink", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser(
-        "demo", help="run a small agent that shows the error contract, against the emulator"
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="wink", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=_HelpFormatter
     )
-    demo.add_argument("--provider", choices=_PROVIDERS, default="anthropic")
+    parser.add_argument("--version", action="version", version=f"wink {__version__}")
+    commands = parser.add_subparsers(
+        title="commands", dest="command", required=True, metavar="COMMAND"
+    )
+    demo = commands.add_parser(
+        "demo",
+        help="run a small agent that shows the error contract (no API key needed)",
+        description=_DEMO,
+        formatter_class=_HelpFormatter,
+    )
+    demo.add_argument(
+        "--provider",
+        choices=_PROVIDERS,
+        default="anthropic",
+        help="which provider's wire format (with --live: which provider) to use "
+        "(default: %(default)s)",
+    )
     demo.add_argument(
         "--live",
         action="store_true",
-        help="run against the real provider (needs OPENAI_API_KEY, ANTHROPIC_API_KEY or "
-        "GEMINI_API_KEY)",
+        help="run against the real provider instead of the emulator; needs OPENAI_API_KEY, "
+        "ANTHROPIC_API_KEY or GEMINI_API_KEY (default: off, the emulator)",
     )
-    demo.add_argument("--model", default=None, help="model name (default: one per provider)")
-    emulator = commands.add_parser("emulator", help="serve the provider emulator over HTTP")
-    emulator.add_argument("--port", type=int, default=8099)
-    emulator.add_argument("--host", default="127.0.0.1")
+    demo.add_argument(
+        "--model",
+        default=None,
+        help="model name (default: one per provider: gpt-4.1-mini, claude-sonnet-4-6, "
+        "gemini-2.5-flash)",
+    )
+    emulator = commands.add_parser(
+        "emulator",
+        help="serve the provider emulator over HTTP until Ctrl-C",
+        description=_EMULATOR,
+        formatter_class=_HelpFormatter,
+    )
+    emulator.add_argument(
+        "--port",
+        type=_port,
+        default=8099,
+        help="TCP port to listen on; 0 picks a free one (default: %(default)s)",
+    )
+    emulator.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: %(default)s)"
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the `wink` command; returns the process exit code."""
     arguments = _parser().parse_args(argv)
     if arguments.command == "emulator":
-        from .testing import serve
+        return _serve(arguments.host, arguments.port)
+    from .demo import run_demo
 
-        serve(port=arguments.port, host=arguments.host)
-        return 0
-    try:
-        from .demo import run_demo
-    except ImportError as error:  # an optional dependency of the demo is missing
-        print(f"wink demo needs: pip install 'wink[all]' ({error})", file=sys.stderr)
-        return 1
     return run_demo(provider=arguments.provider, live=arguments.live, model=arguments.model)
+
+
+def _serve(host: str, port: int) -> int:
+    from .testing import serve
+
+    try:
+        serve(port=port, host=host)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            problem = (
+                f"port {port} on {host} is already in use; stop the program using it, "
+                "or choose another port with --port (--port 0 picks a free one)"
+            )
+        else:
+            problem = f"cannot listen on {host}:{port}: {error.strerror or error}"
+        print(f"wink emulator: {problem}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,30 +1,34 @@
 """`wink demo`: one small agent that shows the whole error contract on screen.
 
 Against the built-in emulator (default) the model is scripted: it calls a tool with
-invalid arguments, a tool that raises and a tool that does not exist, is throttled once
+invalid arguments, a tool that raises and a tool that does not exist, is throttled twice
 (429 with a `retry-after`), then recovers to a correct answer. With `--live` the same
 prompt and tools run against the real provider.
+
+The screen uses rich when it is installed (the `cli` extra) and plain text otherwise.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
-from collections.abc import Generator
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any, cast
+from datetime import timedelta
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, cast
 
 from pydantic import Field
-from rich.console import Console
-from rich.panel import Panel
-from rich.table import Table
 
 from . import (
+    ConfigurationError,
     MarkdownSection,
     Prompt,
+    PromptEvaluationError,
     PromptRendered,
+    ProviderAdapter,
     RetryPolicy,
     Session,
     ThrottleError,
@@ -37,7 +41,20 @@ from . import (
 )
 from .testing import EmulatedToolCall, Fault, ProviderEmulator, RecordedRequest, Turn
 
-__all__ = ["run_demo"]
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .testing import Provider
+
+__all__ = [
+    "PlainScreen",
+    "RichScreen",
+    "Screen",
+    "describe_failure",
+    "format_arguments",
+    "open_screen",
+    "run_demo",
+]
 
 _MODELS = {
     "openai": "gpt-4.1-mini",
@@ -116,38 +133,172 @@ def _script() -> list[Turn | Fault]:
             EmulatedToolCall("station_status", {"station": "PAR-01"}),
             EmulatedToolCall("lookup_city", {"name": "Paris"}),
         ),
-        Fault.rate_limit(retry_after=0.5),
+        Fault.rate_limit(retry_after=0.3),
+        Fault.rate_limit(retry_after=0.3),
         Turn.tool_calls(EmulatedToolCall("get_forecast", {"city": "Paris", "days": 2})),
         Turn.text(_FINAL),
     ]
 
 
-# --- showing it
+# --- what is shown
+
+
+def format_arguments(params: object) -> str:
+    """Tool arguments as `name=value, ...` with JSON values, however they arrived.
+
+    `ToolInvoked.params` is the parameter dataclass when the arguments were valid, else what
+    the provider sent: a JSON string (OpenAI) or a decoded object (Anthropic, Gemini).
+    """
+    values: Mapping[str, Any]
+    if dataclasses.is_dataclass(params) and not isinstance(params, type):
+        values = dataclasses.asdict(params)
+    elif isinstance(params, Mapping):
+        values = cast(Mapping[str, Any], params)
+    elif isinstance(params, str):
+        try:
+            decoded: Any = json.loads(params)
+        except ValueError:
+            return f"<not JSON: {params!r}>"
+        if not isinstance(decoded, dict):
+            return params
+        values = cast(dict[str, Any], decoded)
+    else:
+        return repr(params)
+    return ", ".join(
+        f"{name}={json.dumps(value, ensure_ascii=False, default=str)}"
+        for name, value in values.items()
+    )
+
+
+def describe_failure(error: WinkError) -> str:
+    """One line for a failed evaluation: the error's class, its phase if it has one, and
+    its message."""
+    if isinstance(error, ThrottleError):
+        details = error.details
+        safe = "retry-safe" if details.retry_safe else "not retry-safe"
+        return (
+            f"ThrottleError in phase {error.phase!r} ({details.kind}, {safe}, "
+            f"{details.attempts} attempt{'s' if details.attempts != 1 else ''}): {error.message}"
+        )
+    if isinstance(error, PromptEvaluationError):
+        return f"{type(error).__name__} in phase {error.phase!r}: {error.message}"
+    return f"{type(error).__name__}: {error}"
+
+
+def _seconds(value: float | timedelta | None) -> str:
+    if value is None:
+        return "nothing"
+    seconds = value.total_seconds() if isinstance(value, timedelta) else value
+    return f"{seconds:g}s"
+
+
+def _throttle_line(error: ThrottleError, wait: float) -> str:
+    details = error.details
+    status = f"HTTP {details.status_code} " if details.status_code is not None else ""
+    return (
+        f"{status}{details.kind} on attempt {details.attempts}: the provider asked to wait "
+        f"{_seconds(details.retry_after)}; attempt {details.attempts + 1} in {wait:.2f}s"
+    )
+
+
+def _short(text: str, limit: int = 70) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- the screen: rich when installed, plain text otherwise
+
+Part = str | tuple[str, str]  # text, or (text, rich style)
+
+
+class Screen(Protocol):
+    def line(self, *parts: Part) -> None: ...
+
+    def panel(self, body: str, title: str = "", style: str = "") -> None: ...
+
+    def table(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None: ...
+
+
+class PlainScreen:
+    """Plain text on stdout, for terminals (or installs) without rich."""
+
+    def line(self, *parts: Part) -> None:
+        print("".join(part if isinstance(part, str) else part[0] for part in parts))
+
+    def panel(self, body: str, title: str = "", style: str = "") -> None:
+        print(f"--- {title} ---" if title else "---")
+        print(body)
+        print("---")
+
+    def table(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        widths = [max(len(cell) for cell in column) for column in zip(columns, *rows, strict=True)]
+        print(f"{title}:")
+        for row in (columns, *rows):
+            cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+            print(("  " + "  ".join(cells)).rstrip())
+
+
+class RichScreen:
+    """rich on stdout; text is never read as rich markup (tool messages may contain `[`)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def line(self, *parts: Part) -> None:
+        from rich.text import Text
+
+        text = Text()
+        for part in parts:
+            if isinstance(part, str):
+                text.append(part)
+            else:
+                text.append(part[0], style=part[1])
+        self.console.print(text, soft_wrap=True)
+
+    def panel(self, body: str, title: str = "", style: str = "") -> None:
+        from rich.panel import Panel
+        from rich.text import Text
+
+        self.console.print(Panel(Text(body), title=title or None, style=style))
+
+    def table(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        from rich.table import Table
+
+        table = Table(title=title)
+        for column in columns:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*row)
+        self.console.print(table)
+
+
+def open_screen() -> Screen:
+    """A `RichScreen` when rich is installed, else a `PlainScreen`."""
+    try:
+        from rich.console import Console
+    except ImportError:
+        return PlainScreen()
+    return RichScreen(Console())
 
 
 class _ThrottleLog(logging.Handler):
-    def __init__(self, console: Console) -> None:
+    """Shows each retry wink makes (`wink.throttle` logs them with the `ThrottleError`)."""
+
+    def __init__(self, screen: Screen) -> None:
         super().__init__(logging.DEBUG)
-        self.console = console
+        self.screen = screen
 
     def emit(self, record: logging.LogRecord) -> None:
         arguments = cast(tuple[Any, ...], record.args if isinstance(record.args, tuple) else ())
-        error = arguments[1] if len(arguments) == 2 else None
-        if isinstance(error, ThrottleError):
-            details = error.details
-            asked = f"{details.retry_after:g}s" if details.retry_after is not None else "nothing"
-            self.console.print(
-                f"[yellow]⏳ HTTP {details.status_code} {details.kind}[/]: provider asked to wait "
-                f"{asked}; retrying in {arguments[0]:.2f}s (attempt {details.attempts})"
-            )
+        if len(arguments) == 2 and isinstance(arguments[1], ThrottleError):
+            self.screen.line(("⏳ ", "yellow"), _throttle_line(arguments[1], arguments[0]))
         else:
-            self.console.print(f"[yellow]⏳[/] {record.getMessage()}")
+            self.screen.line(("⏳ ", "yellow"), record.getMessage())
 
 
 @contextmanager
-def _watch_throttling(console: Console) -> Generator[None]:
+def _watch_throttling(screen: Screen) -> Generator[None]:
     logger = logging.getLogger("wink.throttle")
-    handler, level = _ThrottleLog(console), logger.level
+    handler, level = _ThrottleLog(screen), logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
     try:
@@ -157,34 +308,27 @@ def _watch_throttling(console: Console) -> Generator[None]:
         logger.setLevel(level)
 
 
-def _show_event(console: Console, event: object) -> None:
+def _show_event(screen: Screen, event: object) -> None:
     if isinstance(event, PromptRendered):
-        console.print(f"[cyan]→ prompt[/] {event.prompt_name!r} with tools {event.tool_names}")
+        tools = ", ".join(event.tool_names)
+        screen.line(("→ ", "cyan"), f"prompt {event.prompt_name!r} with tools {tools}")
     elif isinstance(event, ToolInvoked):
-        mark = "[green]✔[/]" if event.result.success else "[red]✘[/]"
-        console.print(
-            f"{mark} tool [bold]{event.name}[/]({_short(event.params)}) → {event.result.message}"
-        )
+        mark = ("✔ ", "green") if event.result.success else ("✘ ", "red")
+        call = f"{event.name}({_short(format_arguments(event.params))})"
+        screen.line(mark, (call, "bold"), f" → {event.result.message}")
 
 
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _events_table(session: Session) -> Table:
-    table = Table(title="ToolInvoked events in the session")
-    for column in ("call id", "tool", "success", "message", "error"):
-        table.add_column(column)
-    for event in session[ToolInvoked]:
-        table.add_row(
+def _event_rows(session: Session) -> list[list[str]]:
+    return [
+        [
             event.call_id,
             event.name,
             "yes" if event.result.success else "no",
-            event.result.message,
+            event.result.code or "",
             type(event.error).__name__ if event.error is not None else "",
-        )
-    return table
+        ]
+        for event in session[ToolInvoked]
+    ]
 
 
 def _failures_on_the_wire(provider: str, request: RecordedRequest) -> Any:
@@ -202,58 +346,87 @@ def _failures_on_the_wire(provider: str, request: RecordedRequest) -> Any:
 # --- entry point
 
 
-def run_demo(*, provider: str = "anthropic", live: bool = False, model: str | None = None) -> int:
-    """Run the demo agent; returns the process exit code."""
-    console = Console()
+def run_demo(
+    *,
+    provider: str = "anthropic",
+    live: bool = False,
+    model: str | None = None,
+    script: Sequence[Turn | Fault] | None = None,
+    screen: Screen | None = None,
+) -> int:
+    """Run the demo agent; returns the process exit code.
+
+    `script` replaces the emulator's scripted model (tests use it to show a failure).
+    """
+    screen = screen if screen is not None else open_screen()
     model = model or _MODELS[provider]
     session = Session()
-    session.subscribe(lambda event: _show_event(console, event))
+    session.subscribe(lambda event: _show_event(screen, event))
     policy = RetryPolicy(max_attempts=4, initial_delay=0.2, max_delay=5.0)
-    title = f"wink demo · {provider}:{model} · {'LIVE' if live else 'emulator'}"
-    console.print(Panel(title, style="bold"))
+    screen.panel(f"wink demo · {provider}:{model} · {'LIVE' if live else 'emulator'}")
+    if live and not os.environ.get(_KEYS[provider]):
+        screen.line((f"--live needs {_KEYS[provider]} in the environment", "red"))
+        return 2
     if live:
-        if not os.environ.get(_KEYS[provider]):
-            console.print(f"[red]--live needs {_KEYS[provider]} in the environment[/]")
-            return 2
-        adapter = create_adapter(f"{provider}:{model}", retry_policy=policy)
-        return _evaluate(console, adapter, session, None, provider)
-    with ProviderEmulator(script=_script()) as emulator:
-        adapter = create_adapter(
-            f"{provider}:{model}",
-            base_url=emulator.base_url(provider),  # type: ignore[arg-type]
+        adapter = _adapter(screen, provider, model, retry_policy=policy)
+        if adapter is None:
+            return 1
+        with adapter:
+            return _evaluate(screen, adapter, session, None, provider)
+    with ProviderEmulator(script=list(script or _script())) as emulator:
+        adapter = _adapter(
+            screen,
+            provider,
+            model,
+            base_url=emulator.base_url(cast("Provider", provider)),
             api_key="demo-key-not-secret",
             retry_policy=policy,
         )
-        return _evaluate(console, adapter, session, emulator, provider)
+        if adapter is None:
+            return 1
+        with adapter:
+            return _evaluate(screen, adapter, session, emulator, provider)
+
+
+def _adapter(screen: Screen, provider: str, model: str, **options: Any) -> ProviderAdapter | None:
+    try:
+        return create_adapter(f"{provider}:{model}", **options)
+    except ConfigurationError as error:  # the provider's SDK is an optional dependency
+        screen.line((f"wink demo --provider {provider}: ", "red"), str(error))
+        return None
 
 
 def _evaluate(
-    console: Console,
-    adapter: Any,
+    screen: Screen,
+    adapter: ProviderAdapter,
     session: Session,
     emulator: ProviderEmulator | None,
     provider: str,
 ) -> int:
     try:
-        with _watch_throttling(console):
+        with _watch_throttling(screen):
             response = adapter.evaluate(build_prompt(), session=session)
     except WinkError as error:
-        console.print(f"[red]evaluation failed:[/] {error!r}")
+        screen.line(("✘ evaluation failed: ", "red"), describe_failure(error))
         return 1
-    console.print(Panel(response.text or "", title="final answer", style="green"))
-    console.print(_events_table(session))
+    screen.panel(response.text or "", title="final answer", style="green")
+    screen.table(
+        "ToolInvoked events in the session",
+        ("call id", "tool", "success", "code", "exception"),
+        _event_rows(session),
+    )
     if emulator is not None:
         after_failures = next(
             (r for r in emulator.requests if r.number >= 2 and r.body), emulator.requests[-1]
         )
         wire = json.dumps(_failures_on_the_wire(provider, after_failures), indent=2)
-        console.print(Panel(wire, title=f"failed tool results as sent to {provider}"))
+        screen.panel(wire, title=f"failed tool results as sent to {provider}")
         stats = emulator.stats
-        console.print(
+        screen.line(
             f"emulator: {stats.requests} requests, {stats.responses.get(429, 0)} answered 429"
         )
     usage = response.usage
-    console.print(
+    screen.line(
         f"usage: {usage.requests} requests, {usage.input_tokens} input tokens, "
         f"{usage.output_tokens} output tokens, {response.rounds} rounds"
     )

@@ -92,9 +92,11 @@ def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdap
     try:
         module = importlib.import_module(info.module)
     except ImportError as error:
+        name = error.name or getattr(error.__cause__, "name", None)  # the module missing
+        missing = f"no module named {name!r}" if name else str(error)
         raise ConfigurationError(
             f"the {provider} adapter needs an optional dependency that is not installed "
-            f"({error.name or error}): pip install 'wink[{info.extra}]'",
+            f"({missing}): pip install 'wink[{info.extra}]'",
             provider=provider,
         ) from error
     adapter_class = cast("type[ProviderAdapter]", getattr(module, info.class_name))

@@ -17,6 +17,7 @@ from tenacity.stop import stop_after_attempt, stop_base
 from tenacity.wait import wait_base, wait_exponential
 
 from .errors import ThrottleError
+from .retry import with_attempts
 
 if TYPE_CHECKING:
     from .retry import HasRemaining, RetryPolicy
@@ -128,6 +129,7 @@ def build_retrying(
         error = _throttle_of(retry_state)
         if error is None:
             return
+        error = with_attempts(error, retry_state.attempt_number)  # the attempts made so far
         _log.debug("retrying in %.3fs: %s", retry_state.upcoming_sleep, error)
         if on_retry is not None:
             on_retry(error, retry_state.upcoming_sleep)

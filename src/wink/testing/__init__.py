@@ -3,7 +3,11 @@
 `ProviderEmulator` is a local HTTP server that speaks the OpenAI (Chat Completions and
 Responses), Anthropic Messages and Gemini `generateContent` wire formats, answers from a
 script of `Turn`s, and injects `Fault`s on demand. Point the official SDKs at
-`emu.base_url(provider)` with any API key. Importing this package loads no provider SDK.
+`emu.base_url(provider)` with any API key.
+
+Every name is imported on first access (PEP 562): the `wink` pytest plugin imports this
+package in every pytest run of an environment where wink is installed, and that must not
+load the emulator. Importing this package loads no provider SDK either.
 """
 
 from __future__ import annotations
@@ -11,20 +15,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .emulator import ProviderEmulator, ScriptFunction, ScriptItem
-from .faults import Fault, FaultKind, HeaderStyle, RateLimit
-from .records import (
-    EmulatedRequest,
-    EmulatorStats,
-    Provider,
-    RecordedRequest,
-    ToolResultView,
-)
-from .serve import serve
-from .turns import EmulatedToolCall, EmulatedUsage, Finish, Turn
-
 if TYPE_CHECKING:
+    from .emulator import ProviderEmulator, ScriptFunction, ScriptItem
+    from .faults import Fault, FaultKind, HeaderStyle, RateLimit
+    from .records import (
+        EmulatedRequest,
+        EmulatorStats,
+        Provider,
+        RecordedRequest,
+        ToolResultView,
+    )
     from .scripted import ScriptedAdapter
+    from .standalone import serve
+    from .turns import EmulatedToolCall, EmulatedUsage, Finish, Turn
 
 __all__ = [
     "EmulatedRequest",
@@ -47,12 +50,36 @@ __all__ = [
     "serve",
 ]
 
-# The scripted adapter pulls in the evaluation loop; load it only when asked for.
-_LAZY = {"ScriptedAdapter": "wink.testing.scripted"}
+_LAZY: dict[str, str] = {
+    "EmulatedRequest": "wink.testing.records",
+    "EmulatedToolCall": "wink.testing.turns",
+    "EmulatedUsage": "wink.testing.turns",
+    "EmulatorStats": "wink.testing.records",
+    "Fault": "wink.testing.faults",
+    "FaultKind": "wink.testing.faults",
+    "Finish": "wink.testing.turns",
+    "HeaderStyle": "wink.testing.faults",
+    "Provider": "wink.testing.records",
+    "ProviderEmulator": "wink.testing.emulator",
+    "RateLimit": "wink.testing.faults",
+    "RecordedRequest": "wink.testing.records",
+    "ScriptFunction": "wink.testing.emulator",
+    "ScriptItem": "wink.testing.emulator",
+    "ScriptedAdapter": "wink.testing.scripted",
+    "ToolResultView": "wink.testing.records",
+    "Turn": "wink.testing.turns",
+    "serve": "wink.testing.standalone",
+}
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'wink.testing' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
