@@ -135,7 +135,9 @@ class _ThrottleLog(logging.Handler):
         error = arguments[1] if len(arguments) == 2 else None
         if isinstance(error, ThrottleError):
             details = error.details
-            asked = f"{details.retry_after:g}s" if details.retry_after is not None else "nothing"
+            asked = (
+                "nothing" if details.retry_after is None else f"{details.retry_after_seconds:g}s"
+            )
             self.console.print(
                 f"[yellow]⏳ HTTP {details.status_code} {details.kind}[/]: provider asked to wait "
                 f"{asked}; retrying in {arguments[0]:.2f}s (attempt {details.attempts})"

@@ -198,7 +198,7 @@ def test_429_daily_quota_recording_is_quota_exhausted_with_retry_delay_kept() ->
     assert isinstance(error, ThrottleError)
     assert error.details.kind == "quota_exhausted"
     assert error.details.retry_safe is False
-    assert error.details.retry_after == 42.0
+    assert error.details.retry_after_seconds == 42.0
 
 
 # --- request building

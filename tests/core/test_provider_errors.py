@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from wink.core.errors import PromptEvaluationError, ThrottleError
@@ -52,3 +54,19 @@ def test_a_client_error_is_a_request_error_without_the_key() -> None:
     assert type(error) is PromptEvaluationError
     assert error.phase == "request"
     assert KEY not in str(error) + repr(error.provider_payload)
+
+
+# --- retry_after from a status answer
+
+
+def test_a_status_answers_retry_after_is_a_timedelta_kept_however_long() -> None:
+    error = error_from_status(429, "slow", prompt_name="p", headers={"retry-after-ms": "1500"})
+    assert isinstance(error, ThrottleError)
+    assert error.details.retry_after == timedelta(seconds=1.5)
+    huge = error_from_status(429, "slow", prompt_name="p", retry_after=1e20)
+    assert isinstance(huge, ThrottleError)
+    assert huge.details.retry_after == timedelta.max  # no OverflowError from a wild ask
+    for nonsense in (-1.0, float("nan")):
+        odd = error_from_status(503, "down", prompt_name="p", retry_after=nonsense)
+        assert isinstance(odd, ThrottleError)
+        assert odd.details.retry_after is None

@@ -7,10 +7,12 @@ whether the provider said the quota is gone) and calls these functions, so a 429
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Generator, Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, cast
 
 from .errors import PromptEvaluationError, ThrottleDetails, ThrottleError, ThrottleKind, WinkError
@@ -125,7 +127,7 @@ def error_from_status(
         retry_after = retry_after_from_headers(headers)
     details = ThrottleDetails(
         kind=kind,
-        retry_after=retry_after,
+        retry_after=_provider_wait(retry_after),
         attempts=1,
         retry_safe=kind != "quota_exhausted",
         status_code=status,
@@ -136,6 +138,17 @@ def error_from_status(
         details=details,
         provider_payload=payload,
     )
+
+
+def _provider_wait(seconds: float | None) -> timedelta | None:
+    """A provider's ask as a timedelta: kept however long (up to `timedelta.max`); a
+    negative or non-finite value says nothing, like a malformed header."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return None
+    try:
+        return timedelta(seconds=seconds)
+    except OverflowError:
+        return timedelta.max
 
 
 def timeout_error(prompt_name: str, error: BaseException) -> ThrottleError:
