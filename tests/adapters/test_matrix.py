@@ -286,7 +286,7 @@ def test_every_fault_has_its_typed_outcome(
         assert error.details.attempts == 1
     if fault.kind == "rate_limit":
         assert isinstance(error, ThrottleError)
-        assert error.details.retry_after == pytest.approx(2.0, abs=0.01)
+        assert error.details.retry_after_seconds == pytest.approx(2.0, abs=0.01)
     assert len(emulator.requests) == 1
     assert error.__cause__ is not None or phase == "response"
 

@@ -289,7 +289,7 @@ def test_google_daily_quota_is_not_retry_safe() -> None:
     outcome = replay("google", "google/429_quota_failure_retryinfo_body.json")[0]
     assert isinstance(outcome, ThrottleError)
     assert (outcome.details.kind, outcome.details.retry_safe) == ("quota_exhausted", False)
-    assert outcome.details.retry_after == pytest.approx(42.0)
+    assert outcome.details.retry_after_seconds == pytest.approx(42.0)
 
 
 def test_every_recording_is_covered() -> None:

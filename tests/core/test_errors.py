@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import pickle
+import time
+from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -128,3 +133,62 @@ def test_throttle_details_is_frozen_and_picklable() -> None:
     with pytest.raises(AttributeError):
         details.kind = "timeout"  # type: ignore[misc]
     assert pickle.loads(pickle.dumps(details)) == details
+
+
+# --- ThrottleDetails.retry_after is a timedelta
+
+
+def test_retry_after_is_a_timedelta_that_documented_user_code_can_sleep_on() -> None:
+    details = ThrottleDetails(kind="rate_limit", retry_after=0.001)
+    assert details.retry_after == timedelta(milliseconds=1)
+    assert details.retry_after_seconds == 0.001
+    error = ThrottleError("HTTP 429", prompt_name="p", details=details)
+    # the contract's own example, verbatim: it must run unchanged
+    assert error.details.retry_after is not None
+    time.sleep(error.details.retry_after.total_seconds())
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [
+        (2, timedelta(seconds=2)),
+        (1.5, timedelta(seconds=1.5)),
+        (0, timedelta(0)),
+        (timedelta(minutes=1), timedelta(seconds=60)),
+        (None, None),
+    ],
+)
+def test_retry_after_accepts_seconds_or_a_timedelta(given: Any, stored: timedelta | None) -> None:
+    details = ThrottleDetails("rate_limit", retry_after=given)
+    assert details.retry_after == stored
+    assert details.retry_after_seconds == (None if stored is None else stored.total_seconds())
+
+
+@pytest.mark.parametrize(
+    ("given", "error", "complaint"),
+    [
+        (-1, ValueError, "must not be negative"),
+        (timedelta(seconds=-1), ValueError, "must not be negative"),
+        (math.nan, ValueError, "must be a finite number"),
+        (math.inf, ValueError, "must be a finite number"),
+        (1e20, ValueError, "must be at most"),
+        ("5", TypeError, "got str"),
+        (True, TypeError, "got bool"),
+    ],
+)
+def test_retry_after_rejects_what_is_not_a_wait(
+    given: Any, error: type[Exception], complaint: str
+) -> None:
+    with pytest.raises(error, match=complaint):
+        ThrottleDetails("rate_limit", retry_after=given)
+
+
+def test_throttle_details_stays_a_frozen_slots_value() -> None:
+    details = ThrottleDetails("rate_limit", 1.5, attempts=2, status_code=429)
+    assert not hasattr(details, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        details.retry_after = None  # type: ignore[misc]
+    assert details == ThrottleDetails("rate_limit", timedelta(seconds=1.5), 2, True, 429)
+    assert dataclasses.replace(details, attempts=3).retry_after == timedelta(seconds=1.5)
+    assert pickle.loads(pickle.dumps(details)) == details
+    assert "retry_after=datetime.timedelta(seconds=1, microseconds=500000)" in repr(details)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Coroutine, Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import FrozenInstanceError, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from wink.core import errors, throttle
 from wink.core.errors import ThrottleDetails, ThrottleError
 from wink.core.messages import RateLimitInfo
 from wink.core.pacing import RequestPacer
+from wink.core.provider_errors import error_from_status
 from wink.core.retry import RetryPolicy, with_attempts
 from wink.core.retry_strategies import (
     RetryIfRetrySafe,
@@ -280,7 +281,8 @@ def test_gemini_quota_is_daily_only_for_a_per_day_violation() -> None:
 def test_retry_policy_defaults_and_no_retry_form() -> None:
     policy = RetryPolicy()
     assert (policy.max_attempts, policy.initial_delay, policy.max_delay) == (5, 0.5, 30.0)
-    assert (policy.multiplier, policy.jitter, policy.max_retry_after) == (2.0, 0.1, None)
+    assert (policy.multiplier, policy.jitter) == (2.0, 0.1)
+    assert policy.max_retry_after == timedelta(seconds=60)  # finite by default
     assert RetryPolicy(max_attempts=1).max_attempts == 1
     with pytest.raises(FrozenInstanceError):
         policy.max_attempts = 3  # type: ignore[misc]
@@ -299,6 +301,10 @@ def test_retry_policy_defaults_and_no_retry_form() -> None:
         ({"jitter": 1.5}, "jitter must be a finite number in [0, 1]"),
         ({"max_delay": math.inf}, "max_delay must be a finite number"),
         ({"max_retry_after": -3.0}, "max_retry_after must be a finite number >= 0"),
+        ({"max_retry_after": math.inf}, "max_retry_after must be a finite number >= 0"),
+        ({"max_retry_after": "60"}, "max_retry_after must be a finite number >= 0"),
+        ({"max_retry_after": timedelta(seconds=-1)}, "max_retry_after must not be negative"),
+        ({"max_retry_after": 1e20}, "max_retry_after must be at most"),
     ],
 )
 def test_retry_policy_rejects_bad_arguments(arguments: dict[str, Any], complaint: str) -> None:
@@ -367,8 +373,9 @@ def test_stop_before_deadline_looks_at_the_next_wait() -> None:
     assert either(make_state(3, upcoming_sleep=0.1))
 
 
-def test_stop_on_long_retry_after() -> None:
-    stop = StopOnLongRetryAfter(30.0)
+@pytest.mark.parametrize("limit", [30.0, timedelta(seconds=30)])
+def test_stop_on_long_retry_after(limit: float | timedelta) -> None:
+    stop = StopOnLongRetryAfter(limit)
     assert stop(make_state(error=throttled(retry_after=60.0)))
     assert not stop(make_state(error=throttled(retry_after=30.0)))
     assert not stop(make_state(error=throttled()))
@@ -488,7 +495,7 @@ async def test_a_wait_past_the_deadline_gives_up_with_the_throttle() -> None:
     with pytest.raises(ThrottleError) as caught:
         await NO_JITTER.call(script, deadline=FakeDeadline(1.0), sleep=sleeps)
     assert sleeps.waits == []  # did not wait at all
-    assert caught.value.details.retry_after == 5.0  # the caller sees what was asked
+    assert caught.value.details.retry_after == timedelta(seconds=5)  # what was asked
     assert caught.value.details.attempts == 1
 
 
@@ -501,13 +508,57 @@ async def test_the_deadline_allows_the_retries_that_fit() -> None:
     assert caught.value.details.attempts == 2
 
 
-async def test_max_retry_after_gives_up_on_long_asks() -> None:
-    policy = RetryPolicy(max_retry_after=30.0, jitter=0.0)
+@pytest.mark.parametrize("cap", [30.0, 30, timedelta(seconds=30)])
+async def test_max_retry_after_gives_up_on_long_asks(cap: float | timedelta) -> None:
+    policy = RetryPolicy(max_retry_after=cap, jitter=0.0)
+    assert policy.max_retry_after == timedelta(seconds=30)
+    sleeps = Sleeps()
     script = Script([throttled(retry_after=60.0), "never"])
     with pytest.raises(ThrottleError) as caught:
-        await policy.call(script, sleep=Sleeps())
-    assert caught.value.details.retry_after == 60.0
-    assert script.calls == 1
+        await policy.call(script, sleep=sleeps)
+    assert caught.value.details.retry_after == timedelta(seconds=60)
+    assert (script.calls, sleeps.waits) == (1, [])
+
+
+async def test_the_default_policy_gives_up_at_once_on_an_absurd_retry_after() -> None:
+    asked = error_from_status(
+        429, "slow down", prompt_name="greet", headers={"retry-after": "99999999999"}
+    )
+    assert isinstance(asked, ThrottleError)
+    sleeps = Sleeps()
+    script = Script([asked, "never"])
+    with pytest.raises(ThrottleError) as caught:
+        await RetryPolicy().call(script, sleep=sleeps)
+    assert (script.calls, sleeps.waits) == (1, [])
+    # kept as asked, so the caller can schedule the work for later
+    assert caught.value.details.retry_after == timedelta(seconds=99999999999)
+    assert caught.value.details.attempts == 1
+
+
+async def test_an_ask_at_the_cap_is_still_waited_out() -> None:
+    sleeps = Sleeps()
+    script = Script([throttled(retry_after=60.0), "done"])
+    assert await RetryPolicy(jitter=0.0).call(script, sleep=sleeps) == "done"
+    assert sleeps.waits == [60.0]
+
+
+async def test_no_cap_waits_whatever_is_asked() -> None:
+    sleeps = Sleeps()
+    script = Script([throttled(retry_after=3600.0), "done"])
+    assert await RetryPolicy(max_retry_after=None).call(script, sleep=sleeps) == "done"
+    assert sleeps.waits == [3600.0]
+
+
+def test_cap_wait_cuts_a_shared_window_to_the_cap() -> None:
+    policy = RetryPolicy()
+    assert policy.cap_wait(None) is None
+    assert policy.cap_wait(2.5) == 2.5
+    assert policy.cap_wait(99999999999.0) == 60.0
+    assert RetryPolicy(max_retry_after=timedelta(milliseconds=1500)).cap_wait(2) == 1.5
+    assert RetryPolicy(max_retry_after=None).cap_wait(1e9) == 1e9
+    for bad in (-1.0, math.nan):
+        with pytest.raises(ValueError, match="seconds must be a finite number >= 0"):
+            policy.cap_wait(bad)
 
 
 async def test_default_sleep_is_asyncio() -> None:

@@ -29,8 +29,10 @@ sent back to the model, never one of these (see `wink.core.tools`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Literal
 
 __all__ = [
@@ -226,18 +228,73 @@ class PromptEvaluationError(WinkError):
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ThrottleDetails:
     """What a caller needs to act on a throttle: why, how long to wait, whether to retry.
 
-    `retry_after` is in seconds, as the provider asked (None when it did not say).
+    `retry_after` is how long the provider asked to wait, as a `timedelta` (None when it
+    did not say), kept as asked even when wink gave up because it was too long, so the
+    caller can schedule: `time.sleep(details.retry_after.total_seconds())`.
+    `retry_after_seconds` is the same in float seconds.
+
+    The constructor also takes seconds (an int or a float) for `retry_after`, stored as
+    a `timedelta` (to the microsecond); a negative, non-finite or non-numeric value is a
+    `ValueError` / `TypeError`.
     """
 
     kind: ThrottleKind
-    retry_after: float | None = None
-    attempts: int = 1
-    retry_safe: bool = True
-    status_code: int | None = None
+    retry_after: timedelta | None
+    attempts: int
+    retry_safe: bool
+    status_code: int | None
+
+    def __init__(
+        self,
+        kind: ThrottleKind,
+        retry_after: timedelta | float | None = None,
+        attempts: int = 1,
+        retry_safe: bool = True,
+        status_code: int | None = None,
+    ) -> None:
+        # frozen: the fields are set once, here, through object.__setattr__
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "retry_after", _as_timedelta(retry_after))
+        object.__setattr__(self, "attempts", attempts)
+        object.__setattr__(self, "retry_safe", retry_safe)
+        object.__setattr__(self, "status_code", status_code)
+
+    @property
+    def retry_after_seconds(self) -> float | None:
+        """`retry_after` in seconds (None when the provider did not say)."""
+        return None if self.retry_after is None else self.retry_after.total_seconds()
+
+
+def _as_timedelta(value: object) -> timedelta | None:
+    """`retry_after` as given (a timedelta, or seconds) -> a non-negative timedelta."""
+    if value is None:
+        return None
+    if isinstance(value, timedelta):
+        wait = value
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+        if not math.isfinite(seconds):
+            raise ValueError(f"retry_after must be a finite number of seconds, got {value!r}")
+        if seconds < 0:
+            raise ValueError(f"retry_after must not be negative, got {value!r}")
+        try:
+            wait = timedelta(seconds=seconds)
+        except OverflowError:
+            raise ValueError(
+                f"retry_after must be at most {timedelta.max.total_seconds():g}s, got {value!r}"
+            ) from None
+    else:
+        raise TypeError(
+            "retry_after must be a datetime.timedelta, a number of seconds or None, "
+            f"got {type(value).__name__}"
+        )
+    if wait < timedelta(0):
+        raise ValueError(f"retry_after must not be negative, got {value!r}")
+    return wait
 
 
 class ThrottleError(PromptEvaluationError):
@@ -259,7 +316,8 @@ class ThrottleError(PromptEvaluationError):
 
     def __str__(self) -> str:
         d = self.details
-        wait = f", retry after {d.retry_after:g}s" if d.retry_after is not None else ""
+        seconds = d.retry_after_seconds
+        wait = f", retry after {seconds:g}s" if seconds is not None else ""
         plural = "s" if d.attempts != 1 else ""
         return (
             f"{d.kind} for prompt {self.prompt_name!r} after {d.attempts} attempt{plural}"

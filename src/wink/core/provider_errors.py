@@ -7,10 +7,13 @@ whether the provider said the quota is gone) and calls these functions, so a 429
 
 from __future__ import annotations
 
+import math
 import re
+import socket
 from collections.abc import Callable, Generator, Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, cast
 
 from .errors import PromptEvaluationError, ThrottleDetails, ThrottleError, ThrottleKind, WinkError
@@ -24,6 +27,7 @@ __all__ = [
     "error_from_status",
     "map_sdk_errors",
     "read_count",
+    "redact_exception_chain",
     "redact_secrets",
     "response_shape_error",
     "timeout_error",
@@ -41,6 +45,8 @@ _TIMEOUT_STATUSES = frozenset({408})
 
 
 _SHORT_SECRET = 8
+_MAX_DEPTH = 32  # provider error bodies are a handful of levels deep
+_TOO_DEEP = f"[nested deeper than {_MAX_DEPTH} levels: dropped]"
 
 
 def redact_secrets(value: Any, secrets: Iterable[str | None] = ()) -> Any:
@@ -49,6 +55,10 @@ def redact_secrets(value: Any, secrets: Iterable[str | None] = ()) -> Any:
     A secret shorter than 8 characters (a test key such as "k") is masked only where it
     stands alone: masking it inside words would garble ids and messages, and a value
     that short protects nothing anyway.
+
+    Containers nested deeper than 32 levels are replaced by a marker string: a hostile or
+    broken error body thousands of levels deep must not exhaust the recursion limit and
+    turn a throttle into a different error (and a self-containing body must end).
     """
     known = tuple(secret for secret in secrets if secret and len(secret) >= _SHORT_SECRET)
     short = tuple(
@@ -57,14 +67,16 @@ def redact_secrets(value: Any, secrets: Iterable[str | None] = ()) -> Any:
         if secret and len(secret) < _SHORT_SECRET
     )
 
-    def clean(node: Any) -> Any:
+    def clean(node: Any, depth: int) -> Any:
+        if isinstance(node, Mapping | list | tuple) and depth >= _MAX_DEPTH:
+            return _TOO_DEEP
         if isinstance(node, Mapping):
             return {
-                key: (_REDACTED if str(key).lower() in _SECRET_KEYS else clean(item))
+                key: (_REDACTED if str(key).lower() in _SECRET_KEYS else clean(item, depth + 1))
                 for key, item in cast(Mapping[Any, Any], node).items()
             }
         if isinstance(node, list | tuple):
-            return [clean(item) for item in cast(Iterable[Any], node)]
+            return [clean(item, depth + 1) for item in cast(Iterable[Any], node)]
         if isinstance(node, str):
             for secret in known:
                 node = node.replace(secret, _REDACTED)
@@ -73,7 +85,66 @@ def redact_secrets(value: Any, secrets: Iterable[str | None] = ()) -> Any:
             return _SECRET_PATTERN.sub(_REDACTED, node)
         return node
 
-    return clean(value)
+    return clean(value, 0)
+
+
+_CHAIN_LIMIT = 32  # exceptions looked at in one cause/context chain
+_SDK_TEXT_ATTRIBUTES = ("message", "body", "details")  # Stainless APIError; genai APIError
+
+
+def _exception_chain(error: BaseException) -> list[BaseException]:
+    """`error` and the exceptions its `__cause__` / `__context__` links reach: each once,
+    at most 32 (a chain can loop, and an SDK's can be long)."""
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    pending = [error]
+    while pending and len(chain) < _CHAIN_LIMIT:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        chain.append(current)
+        pending.extend(
+            linked for linked in (current.__context__, current.__cause__) if linked is not None
+        )
+    return chain
+
+
+def _cleaned(value: object, secrets: tuple[str | None, ...]) -> tuple[bool, Any]:
+    """(changed, value with secrets masked) for a string, mapping or list; else unchanged."""
+    if not isinstance(value, str | Mapping | list):
+        return False, value
+    cleaned = redact_secrets(value, secrets)
+    return cleaned != value, cleaned
+
+
+def redact_exception_chain(error: BaseException, secrets: Iterable[str | None] = ()) -> None:
+    """Mask secrets, in place, in `error` and every exception chained to it.
+
+    wink's own messages are clean, but it chains the SDK's exception (`raise ... from`),
+    and a traceback or `logging.exception` prints every exception of the chain: a server
+    that echoes a rejected key would put it in the log. So for each exception of the
+    chain, the string, mapping and list `args`, `__notes__` and the public `message`,
+    `body` (openai, anthropic) and `details` (google-genai) attributes get the
+    `redact_secrets` treatment. Types and everything else are left alone, so code that
+    inspects `error.__cause__` still sees the SDK's exception. An attribute that cannot
+    be set is skipped.
+    """
+    secrets = tuple(secrets)
+    for current in _exception_chain(error):
+        try:
+            args = [_cleaned(arg, secrets) for arg in current.args]
+            if any(changed for changed, _ in args):
+                current.args = tuple(value for _, value in args)
+        except Exception:  # an argument that cannot be compared: left as it is
+            pass
+        for name in ("__notes__", *_SDK_TEXT_ATTRIBUTES):
+            try:
+                changed, value = _cleaned(getattr(current, name, None), secrets)
+                if changed:
+                    setattr(current, name, value)
+            except Exception:  # a property that refuses is left as it is
+                continue
 
 
 def _payload(body: Any, status: int | None, secrets: Iterable[str | None]) -> dict[str, Any]:
@@ -125,7 +196,7 @@ def error_from_status(
         retry_after = retry_after_from_headers(headers)
     details = ThrottleDetails(
         kind=kind,
-        retry_after=retry_after,
+        retry_after=_provider_wait(retry_after),
         attempts=1,
         retry_safe=kind != "quota_exhausted",
         status_code=status,
@@ -138,6 +209,17 @@ def error_from_status(
     )
 
 
+def _provider_wait(seconds: float | None) -> timedelta | None:
+    """A provider's ask as a timedelta: kept however long (up to `timedelta.max`); a
+    negative or non-finite value says nothing, like a malformed header."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return None
+    try:
+        return timedelta(seconds=seconds)
+    except OverflowError:
+        return timedelta.max
+
+
 def timeout_error(prompt_name: str, error: BaseException) -> ThrottleError:
     """The request timed out: safe to retry, nothing to wait for."""
     return ThrottleError(
@@ -147,14 +229,50 @@ def timeout_error(prompt_name: str, error: BaseException) -> ThrottleError:
     )
 
 
-def connection_error(prompt_name: str, error: BaseException) -> ThrottleError:
-    """The connection was refused or dropped: retry-safe, classified with timeouts."""
+def connection_error(prompt_name: str, error: BaseException) -> PromptEvaluationError:
+    """The connection failed: a host that does not resolve is a configuration error,
+    `phase="request"`, never retried (retrying a typo only delays the answer); refused
+    or dropped connections are retry-safe throttles, classified with timeouts.
+
+    "Does not resolve" is a `socket.gaierror` anywhere in the cause/context chain,
+    except `EAI_AGAIN` ("temporary failure in name resolution"), which is retried.
+    """
     cause = error.__cause__ or error
+    unresolved = _name_resolution_failure(error)
+    if unresolved is not None:
+        host = _request_host(error)
+        where = f"the host {host!r}" if host is not None else "the provider's host"
+        return PromptEvaluationError(
+            f"{where} could not be resolved (check the adapter's base_url): "
+            f"{type(unresolved).__name__}: {redact_secrets(str(unresolved))}",
+            prompt_name=prompt_name,
+            phase="request",
+        )
     return ThrottleError(
         f"the connection failed: {type(cause).__name__}: {redact_secrets(str(cause))}",
         prompt_name=prompt_name,
         details=ThrottleDetails(kind="timeout", retry_safe=True),
     )
+
+
+def _name_resolution_failure(error: BaseException) -> socket.gaierror | None:
+    for linked in _exception_chain(error):
+        if isinstance(linked, socket.gaierror) and linked.errno != socket.EAI_AGAIN:
+            return linked
+    return None
+
+
+def _request_host(error: BaseException) -> str | None:
+    """The host the failed request was for, read duck-typed from `request.url.host`
+    (openai, anthropic and httpx errors carry the request) along the chain."""
+    for linked in _exception_chain(error):
+        try:
+            host = cast(Any, linked).request.url.host
+        except Exception:  # absent, or httpx's "request not set"
+            continue
+        if isinstance(host, str) and host:
+            return host
+    return None
 
 
 def response_shape_error(
@@ -226,14 +344,29 @@ class SdkErrors:
 def map_sdk_errors(
     errors: SdkErrors, prompt_name: str, secrets: Iterable[str | None] = ()
 ) -> Generator[None]:
-    """Translate what the SDK raises inside the block; the original is always chained."""
+    """Translate what the SDK raises inside the block; the original is always chained,
+    cleaned of `secrets` first (`redact_exception_chain`)."""
     try:
         yield
     except WinkError:
         raise
-    except errors.status as error:
+    except Exception as error:
+        secrets = tuple(secrets)
+        mapped = _translate(errors, error, prompt_name, secrets)
+        redact_exception_chain(error, secrets)
+        if mapped is None:
+            raise
+        raise mapped from error
+
+
+def _translate(
+    errors: SdkErrors, error: Exception, prompt_name: str, secrets: tuple[str | None, ...]
+) -> PromptEvaluationError | None:
+    """The wink error for an SDK exception, the table's cases tried in order (None: not
+    the SDK's, let it through)."""
+    if isinstance(error, errors.status):
         facts = errors.facts(error)
-        raise error_from_status(
+        return error_from_status(
             facts.status,
             facts.message,  # cleaned of secrets there, like the payload
             prompt_name=prompt_name,
@@ -242,17 +375,18 @@ def map_sdk_errors(
             quota_exhausted=facts.quota_exhausted,
             retry_after=facts.retry_after,
             secrets=secrets,
-        ) from error
-    except errors.timeout as error:
-        raise timeout_error(prompt_name, error) from error
-    except errors.connection as error:
-        raise connection_error(prompt_name, error) from error
-    except errors.unreadable as error:
+        )
+    if isinstance(error, errors.timeout):
+        return timeout_error(prompt_name, error)
+    if isinstance(error, errors.connection):
+        return connection_error(prompt_name, error)
+    if isinstance(error, errors.unreadable):
         problem = f"{type(error).__name__}: {redact_secrets(str(error), secrets)}"
-        raise response_shape_error(prompt_name, problem[:500]) from error
-    except errors.other as error:
-        raise PromptEvaluationError(
+        return response_shape_error(prompt_name, problem[:500])
+    if isinstance(error, errors.other):
+        return PromptEvaluationError(
             f"{errors.sdk} failed: {type(error).__name__}: {redact_secrets(str(error), secrets)}",
             prompt_name=prompt_name,
             phase="request",
-        ) from error
+        )
+    return None

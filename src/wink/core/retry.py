@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from .errors import ConfigurationError, ThrottleError
@@ -40,7 +41,11 @@ def with_attempts(error: ThrottleError, attempts: int) -> ThrottleError:
     return copy.with_traceback(error.__traceback__)
 
 
-@dataclass(frozen=True, slots=True)
+_DEFAULT_MAX_RETRY_AFTER = timedelta(seconds=60)
+"""The default `RetryPolicy.max_retry_after` (see there why a minute)."""
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class RetryPolicy:
     """How wink retries a throttled request; the one retry decision for every provider.
 
@@ -55,34 +60,71 @@ class RetryPolicy:
     * after `max_attempts` attempts;
     * when the next wait would end past the evaluation's deadline. The throttle is raised,
       not a deadline error, so the caller sees what the provider asked and decides;
-    * when the provider asks to wait more than `max_retry_after` seconds (if set).
+    * at once when the provider asks to wait longer than `max_retry_after`, with
+      `details.retry_after` as asked, so the caller can schedule the work for later.
+
+    `max_retry_after` (a `timedelta`, or seconds; default 60 s) exists because a
+    provider's ask is not bounded: `retry-after: 99999999999` would otherwise hold a
+    worker for millennia. A minute because rate limits refill within one (OpenAI's and
+    Anthropic's windows are per minute, Gemini asks for seconds on a per-minute quota):
+    a longer ask is a daily quota, an outage or a broken header, better scheduled by
+    the caller than slept through. `None` removes the cap (then any ask is waited out,
+    deadline permitting). `cap_wait` applies the same cap to the waits wink honours
+    outside this loop, such as the adapter's shared throttle window.
 
     Built from tenacity pieces (`retrying()`); the SDKs' own retries are off.
     """
 
-    max_attempts: int = 5
-    initial_delay: float = 0.5
-    max_delay: float = 30.0
-    multiplier: float = 2.0
-    jitter: float = 0.1
-    max_retry_after: float | None = None
+    max_attempts: int
+    initial_delay: float
+    max_delay: float
+    multiplier: float
+    jitter: float
+    max_retry_after: timedelta | None
 
-    def __post_init__(self) -> None:
-        attempts = cast(object, self.max_attempts)
+    def __init__(
+        self,
+        max_attempts: int = 5,
+        initial_delay: float = 0.5,
+        max_delay: float = 30.0,
+        multiplier: float = 2.0,
+        jitter: float = 0.1,
+        max_retry_after: timedelta | float | None = _DEFAULT_MAX_RETRY_AFTER,
+    ) -> None:
+        attempts = cast(object, max_attempts)
         if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 1:
             raise ConfigurationError(
-                f"max_attempts must be an int >= 1 (1 = no retry), got {self.max_attempts!r}"
+                f"max_attempts must be an int >= 1 (1 = no retry), got {max_attempts!r}"
             )
-        for name in ("initial_delay", "max_delay"):
-            _check_number(name, getattr(self, name), minimum=0.0)
-        if self.initial_delay > self.max_delay:
+        _check_number("initial_delay", initial_delay, minimum=0.0)
+        _check_number("max_delay", max_delay, minimum=0.0)
+        if initial_delay > max_delay:
             raise ConfigurationError(
-                f"initial_delay ({self.initial_delay}) must not exceed max_delay ({self.max_delay})"
+                f"initial_delay ({initial_delay}) must not exceed max_delay ({max_delay})"
             )
-        _check_number("multiplier", self.multiplier, minimum=1.0)
-        _check_number("jitter", self.jitter, minimum=0.0, maximum=1.0)
-        if self.max_retry_after is not None:
-            _check_number("max_retry_after", self.max_retry_after, minimum=0.0)
+        _check_number("multiplier", multiplier, minimum=1.0)
+        _check_number("jitter", jitter, minimum=0.0, maximum=1.0)
+        # frozen: the fields are set once, here
+        object.__setattr__(self, "max_attempts", max_attempts)
+        object.__setattr__(self, "initial_delay", initial_delay)
+        object.__setattr__(self, "max_delay", max_delay)
+        object.__setattr__(self, "multiplier", multiplier)
+        object.__setattr__(self, "jitter", jitter)
+        object.__setattr__(self, "max_retry_after", _as_cap(max_retry_after))
+
+    def cap_wait(self, seconds: float | None) -> float | None:
+        """`seconds` (a wait the provider asked) cut to `max_retry_after`; None stays None.
+
+        For a runner that honours an ask outside `call`, e.g. the adapter-wide throttle
+        window every request waits out: with the cap, one absurd `retry-after` cannot
+        hold the adapter longer than the policy would ever wait.
+        """
+        if seconds is None:
+            return None
+        _check_number("seconds", seconds, minimum=0.0)
+        if self.max_retry_after is None:
+            return seconds
+        return min(seconds, self.max_retry_after.total_seconds())
 
     def retrying(
         self,
@@ -146,6 +188,23 @@ class RetryPolicy:
 
 def _counted(error: ThrottleError, attempts: int) -> ThrottleError:
     return error if error.details.attempts == attempts else with_attempts(error, attempts)
+
+
+def _as_cap(value: object) -> timedelta | None:
+    """`max_retry_after` as given (a timedelta, seconds or None) -> a timedelta or None."""
+    if value is None:
+        return None
+    if isinstance(value, timedelta):
+        if value < timedelta(0):
+            raise ConfigurationError(f"max_retry_after must not be negative, got {value!r}")
+        return value
+    _check_number("max_retry_after", value, minimum=0.0)
+    try:
+        return timedelta(seconds=cast(float, value))
+    except OverflowError:
+        raise ConfigurationError(
+            f"max_retry_after must be at most {timedelta.max.total_seconds():g}s, got {value!r}"
+        ) from None
 
 
 def _check_number(

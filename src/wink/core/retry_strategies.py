@@ -10,6 +10,7 @@ import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from tenacity import AsyncRetrying, RetryCallState, retry_base
@@ -65,10 +66,10 @@ class StopBeforeDeadline(stop_base):
 
 
 class StopOnLongRetryAfter(stop_base):
-    """Stop when the provider asks to wait longer than `limit` seconds."""
+    """Stop when the provider asks to wait longer than `limit` (a timedelta, or seconds)."""
 
-    def __init__(self, limit: float) -> None:
-        self.limit = limit
+    def __init__(self, limit: timedelta | float) -> None:
+        self.limit = limit if isinstance(limit, timedelta) else timedelta(seconds=limit)
 
     def __call__(self, retry_state: RetryCallState) -> bool:
         error = _throttle_of(retry_state)
@@ -89,9 +90,8 @@ class WaitRetryAfter(wait_base):
     def __call__(self, retry_state: RetryCallState) -> float:
         wait = self.fallback(retry_state)
         error = _throttle_of(retry_state)
-        if error is None or error.details.retry_after is None:
-            return wait
-        return max(wait, error.details.retry_after)
+        asked = error.details.retry_after_seconds if error is not None else None
+        return wait if asked is None else max(wait, asked)
 
 
 class WaitJitter(wait_base):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import timedelta
 from typing import Any, cast
 
 from .errors import DeadlineExceededError, PromptEvaluationError, ThrottleError, WinkError
@@ -65,7 +64,9 @@ class Runner:
                 response = await self._bounded(request, deadline.remaining())
         except ThrottleError as error:
             if error.details.kind == "rate_limit":
-                pacer.on_throttle(self._shared_wait(error.details.retry_after))
+                # One bad `retry-after: 86400` must not stall every request of the adapter
+                # longer than the policy itself would ever wait.
+                pacer.on_throttle(self._policy.cap_wait(error.details.retry_after_seconds))
             raise
         except WinkError:
             raise
@@ -91,13 +92,3 @@ class Runner:
             "deadline passed while waiting for the provider's answer",
             prompt_name=request.prompt_name,
         )
-
-    def _shared_wait(self, retry_after: float | timedelta | None) -> float | None:
-        """The hold every request of this adapter shares, never longer than the policy
-        would wait itself: one bad `retry-after: 86400` must not stall the adapter."""
-        seconds = retry_after.total_seconds() if isinstance(retry_after, timedelta) else retry_after
-        cap = self._policy.max_retry_after
-        if seconds is None or cap is None:
-            return seconds
-        cap_seconds = cap.total_seconds() if isinstance(cap, timedelta) else cap
-        return min(seconds, cap_seconds)
