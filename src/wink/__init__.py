@@ -16,6 +16,7 @@ from .core.errors import (
     ConfigurationError,
     DeadlineExceededError,
     DuplicateBindingError,
+    EvaluationPhase,
     InvalidArgumentError,
     PromptError,
     PromptEvaluationError,
@@ -39,10 +40,11 @@ from .core.errors import (
 
 if TYPE_CHECKING:
     from .adapters.anthropic import AnthropicAdapter
-    from .adapters.base import ModelSettings, ProviderAdapter
+    from .adapters.base import ProviderAdapter
     from .adapters.google import GoogleAdapter
     from .adapters.openai import OpenAIAdapter
     from .adapters.openai_responses import OpenAIResponsesAdapter
+    from .adapters.options import AdapterOptions, ModelSettings
     from .adapters.registry import create_adapter
     from .core.limits import Budget, Deadline
     from .core.log import configure_logging
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdapterOptions",
     "AnthropicAdapter",
     "Budget",
     "CircularDependencyError",
@@ -72,6 +75,7 @@ __all__ = [
     "Deadline",
     "DeadlineExceededError",
     "DuplicateBindingError",
+    "EvaluationPhase",
     "FinishReason",
     "GoogleAdapter",
     "InvalidArgumentError",
@@ -124,7 +128,8 @@ _LAZY: dict[str, str] = {
     "Deadline": "wink.core.limits",
     "GoogleAdapter": "wink.adapters.google",
     "MarkdownSection": "wink.core.prompt",
-    "ModelSettings": "wink.adapters.base",
+    "ModelSettings": "wink.adapters.options",
+    "AdapterOptions": "wink.adapters.options",
     "OpenAIAdapter": "wink.adapters.openai",
     "OpenAIResponsesAdapter": "wink.adapters.openai_responses",
     "Prompt": "wink.core.prompt",

@@ -20,13 +20,12 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypedDict, cast
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
 from ..core.clients import ClientPool, Lease
 from ..core.errors import (
     ConfigurationError,
-    InvalidArgumentError,
     PromptEvaluationError,
     UnsupportedSettingWarning,
 )
@@ -37,6 +36,16 @@ from ..core.retry import RetryPolicy
 from ..core.runner import Runner
 from ..core.runtime import run_in_thread, run_sync
 from ..core.throttle import rate_limit_info_from_headers
+from .options import (
+    AdapterOptions,
+    ModelSettings,
+    as_bool,
+    check_arguments,
+    limit,
+    optional_str,
+    positive,
+    settings_from,
+)
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
     # costs little more than importing its SDK
@@ -48,92 +57,6 @@ if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an 
 __all__ = ["AdapterOptions", "EncodedRequest", "ModelSettings", "ProviderAdapter", "WireRequest"]
 
 _DEFAULT_MAX_ROUNDS = 50  # = wink.core.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSettings:
-    """Sampling settings every provider understands; `extra` goes into the body as is.
-
-    A setting a provider cannot honour (Anthropic has no `seed`) is not silently
-    dropped: building that adapter warns with `UnsupportedSettingWarning`.
-    """
-
-    temperature: float | None = None
-    max_tokens: int | None = None
-    top_p: float | None = None
-    stop: tuple[str, ...] | None = None
-    seed: int | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
-
-    def __post_init__(self) -> None:
-        for name in ("temperature", "top_p"):
-            _check_type(name, getattr(self, name), (int, float), "a number")
-        for name in ("max_tokens", "seed"):
-            _check_type(name, getattr(self, name), (int,), "an int")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise ConfigurationError(f"max_tokens must be >= 1, got {self.max_tokens}")
-        stop = cast(object, self.stop)
-        if isinstance(stop, str):
-            object.__setattr__(self, "stop", (stop,))
-        elif stop is not None:
-            if not isinstance(stop, tuple | list) or not all(
-                isinstance(item, str) for item in cast(list[object], stop)
-            ):
-                raise ConfigurationError(f"stop must be a list of strings, got {stop!r}")
-            object.__setattr__(self, "stop", tuple(cast(list[str], stop)))
-        if not isinstance(cast(object, self.extra), Mapping):
-            raise ConfigurationError(f"extra_body must be a mapping, got {self.extra!r}")
-
-    def set_fields(self) -> frozenset[str]:
-        """The names of the settings that are set (`extra` aside)."""
-        return frozenset(
-            name
-            for name in ("temperature", "max_tokens", "top_p", "stop", "seed")
-            if getattr(self, name) is not None
-        )
-
-    def to_fields(self, names: Mapping[str, str]) -> dict[str, Any]:
-        """The settings that are set, under the provider's names (`names`: ours -> theirs)."""
-        fields: dict[str, Any] = {}
-        for ours, theirs in names.items():
-            value = getattr(self, ours)
-            if value is not None:
-                fields[theirs] = (
-                    list(cast(tuple[str, ...], value)) if isinstance(value, tuple) else value
-                )
-        return fields
-
-
-class AdapterOptions(TypedDict, total=False):
-    """The keyword options of `create_adapter` and of every adapter class.
-
-    Connection: `client` (a ready SDK client, sync or async; wink turns its retries off),
-    `base_url` (a compatible server, a proxy, the emulator), `api_key` (else the
-    provider's environment variable), `timeout` (seconds per request attempt).
-    Behaviour: `retry_policy`, `graceful_tool_errors`, `max_rounds` (model turns per
-    evaluation, default 50), `max_failed_tool_rounds` (default 8).
-    Sampling: `settings` (a `ModelSettings`), or its fields one by one: `temperature`,
-    `max_tokens`, `top_p`, `stop`, `seed`, `extra_body`.
-    """
-
-    client: Any
-    base_url: str | None
-    api_key: str | None
-    timeout: float
-    retry_policy: RetryPolicy | None
-    graceful_tool_errors: bool
-    max_rounds: int | None
-    max_failed_tool_rounds: int | None
-    settings: ModelSettings | None
-    temperature: float | None
-    max_tokens: int | None
-    top_p: float | None
-    stop: list[str] | tuple[str, ...] | str | None
-    seed: int | None
-    extra_body: Mapping[str, Any] | None
-
-
-_SETTING_OPTIONS = ("temperature", "max_tokens", "top_p", "stop", "seed", "extra_body")
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,24 +103,24 @@ class ProviderAdapter(ABC):
                 option=unknown[0],
             )
         self.model = model.strip()
-        self.base_url: str | None = _optional_str(options.get("base_url"), "base_url")
-        self.timeout: float = _positive(options.get("timeout", 60.0), "timeout")
+        self.base_url: str | None = optional_str(options.get("base_url"), "base_url")
+        self.timeout: float = positive(options.get("timeout", 60.0), "timeout")
         policy = options.get("retry_policy")
         if policy is not None and not isinstance(policy, RetryPolicy):
             raise ConfigurationError(
                 f"retry_policy must be a RetryPolicy, got {policy!r}", option="retry_policy"
             )
         self.retry_policy: RetryPolicy = policy if policy is not None else RetryPolicy()
-        self.graceful_tool_errors: bool = _bool(
+        self.graceful_tool_errors: bool = as_bool(
             options.get("graceful_tool_errors", True), "graceful_tool_errors"
         )
-        self.max_rounds: int | None = _limit(
+        self.max_rounds: int | None = limit(
             options.get("max_rounds", _DEFAULT_MAX_ROUNDS), "max_rounds"
         )
-        self.max_failed_tool_rounds: int | None = _limit(
+        self.max_failed_tool_rounds: int | None = limit(
             options.get("max_failed_tool_rounds", 8), "max_failed_tool_rounds"
         )
-        self.settings: ModelSettings = _settings(options)
+        self.settings: ModelSettings = settings_from(options)
         unsupported = self.settings.set_fields() & self.unsupported_settings
         if unsupported:
             import warnings
@@ -208,7 +131,7 @@ class ProviderAdapter(ABC):
                 UnsupportedSettingWarning,
                 stacklevel=3,
             )
-        self._api_key: str | None = _optional_str(options.get("api_key"), "api_key")
+        self._api_key: str | None = optional_str(options.get("api_key"), "api_key")
         client = options.get("client")
         self._clients = ClientPool(
             self._client_for,
@@ -254,7 +177,7 @@ class ProviderAdapter(ABC):
         """
         from ..core.loop import LoopSettings, run_evaluation
 
-        _check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
         settings = LoopSettings(
             retry_policy=self.retry_policy,
             graceful_tool_errors=self.graceful_tool_errors
@@ -284,7 +207,7 @@ class ProviderAdapter(ABC):
     ) -> PromptResponse[OutputT]:
         """The sync form of `evaluate_async`; also safe inside a running event loop
         (Jupyter), where it runs on a worker thread."""
-        _check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
         return run_sync(
             self.evaluate_async(
                 prompt,
@@ -477,108 +400,6 @@ class ProviderAdapter(ABC):
             options={"timeout": time_limit},
         )
         return http.content, http.headers
-
-
-# --- checks of what the caller passed
-
-
-def _check_arguments(
-    prompt: object,
-    session: object,
-    deadline: object,
-    budget: object,
-    graceful_tool_errors: object,
-    max_rounds: object,
-) -> None:
-    """Wrong types fail here, at the call, before anything is rendered or sent."""
-    from ..core.limits import Budget, Deadline
-    from ..core.prompt import Prompt
-    from ..core.session import Session
-
-    if not isinstance(prompt, Prompt):
-        hint = " (wrap text in a Prompt with a MarkdownSection)" if isinstance(prompt, str) else ""
-        raise InvalidArgumentError(
-            f"prompt must be a wink Prompt, got {type(prompt).__name__}{hint}",
-            argument="prompt",
-        )
-    if not isinstance(session, Session):
-        raise InvalidArgumentError(
-            f"session must be a wink Session (Session()), got {type(session).__name__}",
-            argument="session",
-        )
-    for name, value, kind in (("deadline", deadline, Deadline), ("budget", budget, Budget)):
-        if value is not None and not isinstance(value, kind):
-            raise InvalidArgumentError(
-                f"{name} must be a {kind.__name__} or None, got {type(value).__name__}",
-                argument=name,
-            )
-    if graceful_tool_errors is not None and not isinstance(graceful_tool_errors, bool):
-        raise InvalidArgumentError(
-            f"graceful_tool_errors must be a bool or None, got {graceful_tool_errors!r}",
-            argument="graceful_tool_errors",
-        )
-    if max_rounds is not None and (
-        not isinstance(max_rounds, int) or isinstance(max_rounds, bool) or max_rounds < 1
-    ):
-        raise InvalidArgumentError(
-            f"max_rounds must be an int >= 1 or None, got {max_rounds!r}",
-            argument="max_rounds",
-        )
-
-
-def _settings(options: Mapping[str, Any]) -> ModelSettings:
-    given = options.get("settings")
-    loose = {name: options[name] for name in _SETTING_OPTIONS if options.get(name) is not None}
-    if given is not None:
-        if not isinstance(given, ModelSettings):
-            raise ConfigurationError(
-                f"settings must be a ModelSettings, got {given!r}", option="settings"
-            )
-        if loose:
-            raise ConfigurationError(
-                f"pass either settings= or {', '.join(sorted(loose))}, not both",
-                option="settings",
-            )
-        return given
-    extra = loose.pop("extra_body", None)
-    if extra is not None and not isinstance(extra, Mapping):
-        raise ConfigurationError(
-            f"extra_body must be a mapping, got {type(extra).__name__}", option="extra_body"
-        )
-    return ModelSettings(**loose, extra=dict(cast(Mapping[str, Any], extra or {})))
-
-
-def _check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:
-    if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
-        raise ConfigurationError(f"{name} must be {what}, got {value!r}", option=name)
-
-
-def _optional_str(value: object, name: str) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise ConfigurationError(
-            f"{name} must be a string, got {type(value).__name__}", option=name
-        )
-    return value
-
-
-def _positive(value: object, name: str) -> float:
-    if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
-        raise ConfigurationError(f"{name} must be a positive number, got {value!r}", option=name)
-    return float(value)
-
-
-def _bool(value: object, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigurationError(f"{name} must be True or False, got {value!r}", option=name)
-    return value
-
-
-def _limit(value: object, name: str) -> int | None:
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigurationError(f"{name} must be an int >= 1 or None, got {value!r}", option=name)
-    return value
 
 
 def _without_sdk_retries(client: Any) -> Any:

@@ -1,0 +1,210 @@
+"""What a caller configures an adapter with, checked once: every bad value is a typed
+`WinkError` at the call that passed it, before anything is sent."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypedDict, cast
+
+from ..core.errors import ConfigurationError, InvalidArgumentError
+from ..core.retry import RetryPolicy
+
+__all__ = [
+    "AdapterOptions",
+    "ModelSettings",
+    "as_bool",
+    "check_arguments",
+    "limit",
+    "optional_str",
+    "positive",
+    "settings_from",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    """Sampling settings every provider understands; `extra` goes into the body as is.
+
+    A setting a provider cannot honour (Anthropic has no `seed`) is not silently
+    dropped: building that adapter warns with `UnsupportedSettingWarning`.
+    """
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    stop: tuple[str, ...] | None = None
+    seed: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+    def __post_init__(self) -> None:
+        for name in ("temperature", "top_p"):
+            _check_type(name, getattr(self, name), (int, float), "a number")
+        for name in ("max_tokens", "seed"):
+            _check_type(name, getattr(self, name), (int,), "an int")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ConfigurationError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        stop = cast(object, self.stop)
+        if isinstance(stop, str):
+            object.__setattr__(self, "stop", (stop,))
+        elif stop is not None:
+            if not isinstance(stop, tuple | list) or not all(
+                isinstance(item, str) for item in cast(list[object], stop)
+            ):
+                raise ConfigurationError(f"stop must be a list of strings, got {stop!r}")
+            object.__setattr__(self, "stop", tuple(cast(list[str], stop)))
+        if not isinstance(cast(object, self.extra), Mapping):
+            raise ConfigurationError(f"extra_body must be a mapping, got {self.extra!r}")
+
+    def set_fields(self) -> frozenset[str]:
+        """The names of the settings that are set (`extra` aside)."""
+        return frozenset(
+            name
+            for name in ("temperature", "max_tokens", "top_p", "stop", "seed")
+            if getattr(self, name) is not None
+        )
+
+    def to_fields(self, names: Mapping[str, str]) -> dict[str, Any]:
+        """The settings that are set, under the provider's names (`names`: ours -> theirs)."""
+        fields: dict[str, Any] = {}
+        for ours, theirs in names.items():
+            value = getattr(self, ours)
+            if value is not None:
+                fields[theirs] = (
+                    list(cast(tuple[str, ...], value)) if isinstance(value, tuple) else value
+                )
+        return fields
+
+
+class AdapterOptions(TypedDict, total=False):
+    """The keyword options of `create_adapter` and of every adapter class.
+
+    Connection: `client` (a ready SDK client, sync or async; wink turns its retries off),
+    `base_url` (a compatible server, a proxy, the emulator), `api_key` (else the
+    provider's environment variable), `timeout` (seconds per request attempt).
+    Behaviour: `retry_policy`, `graceful_tool_errors`, `max_rounds` (model turns per
+    evaluation, default 50), `max_failed_tool_rounds` (default 8).
+    Sampling: `settings` (a `ModelSettings`), or its fields one by one: `temperature`,
+    `max_tokens`, `top_p`, `stop`, `seed`, `extra_body`.
+    """
+
+    client: Any
+    base_url: str | None
+    api_key: str | None
+    timeout: float
+    retry_policy: RetryPolicy | None
+    graceful_tool_errors: bool
+    max_rounds: int | None
+    max_failed_tool_rounds: int | None
+    settings: ModelSettings | None
+    temperature: float | None
+    max_tokens: int | None
+    top_p: float | None
+    stop: list[str] | tuple[str, ...] | str | None
+    seed: int | None
+    extra_body: Mapping[str, Any] | None
+
+
+_SETTING_OPTIONS = ("temperature", "max_tokens", "top_p", "stop", "seed", "extra_body")
+
+
+# --- checks
+
+
+def check_arguments(
+    prompt: object,
+    session: object,
+    deadline: object,
+    budget: object,
+    graceful_tool_errors: object,
+    max_rounds: object,
+) -> None:
+    """Wrong types fail here, at the call, before anything is rendered or sent."""
+    from ..core.limits import Budget, Deadline
+    from ..core.prompt import Prompt
+    from ..core.session import Session
+
+    if not isinstance(prompt, Prompt):
+        hint = " (wrap text in a Prompt with a MarkdownSection)" if isinstance(prompt, str) else ""
+        raise InvalidArgumentError(
+            f"prompt must be a wink Prompt, got {type(prompt).__name__}{hint}",
+            argument="prompt",
+        )
+    if not isinstance(session, Session):
+        raise InvalidArgumentError(
+            f"session must be a wink Session (Session()), got {type(session).__name__}",
+            argument="session",
+        )
+    for name, value, kind in (("deadline", deadline, Deadline), ("budget", budget, Budget)):
+        if value is not None and not isinstance(value, kind):
+            raise InvalidArgumentError(
+                f"{name} must be a {kind.__name__} or None, got {type(value).__name__}",
+                argument=name,
+            )
+    if graceful_tool_errors is not None and not isinstance(graceful_tool_errors, bool):
+        raise InvalidArgumentError(
+            f"graceful_tool_errors must be a bool or None, got {graceful_tool_errors!r}",
+            argument="graceful_tool_errors",
+        )
+    if max_rounds is not None and (
+        not isinstance(max_rounds, int) or isinstance(max_rounds, bool) or max_rounds < 1
+    ):
+        raise InvalidArgumentError(
+            f"max_rounds must be an int >= 1 or None, got {max_rounds!r}",
+            argument="max_rounds",
+        )
+
+
+def settings_from(options: Mapping[str, Any]) -> ModelSettings:
+    given = options.get("settings")
+    loose = {name: options[name] for name in _SETTING_OPTIONS if options.get(name) is not None}
+    if given is not None:
+        if not isinstance(given, ModelSettings):
+            raise ConfigurationError(
+                f"settings must be a ModelSettings, got {given!r}", option="settings"
+            )
+        if loose:
+            raise ConfigurationError(
+                f"pass either settings= or {', '.join(sorted(loose))}, not both",
+                option="settings",
+            )
+        return given
+    extra = loose.pop("extra_body", None)
+    if extra is not None and not isinstance(extra, Mapping):
+        raise ConfigurationError(
+            f"extra_body must be a mapping, got {type(extra).__name__}", option="extra_body"
+        )
+    return ModelSettings(**loose, extra=dict(cast(Mapping[str, Any], extra or {})))
+
+
+def _check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:
+    if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
+        raise ConfigurationError(f"{name} must be {what}, got {value!r}", option=name)
+
+
+def optional_str(value: object, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ConfigurationError(
+            f"{name} must be a string, got {type(value).__name__}", option=name
+        )
+    return value
+
+
+def positive(value: object, name: str) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+        raise ConfigurationError(f"{name} must be a positive number, got {value!r}", option=name)
+    return float(value)
+
+
+def as_bool(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be True or False, got {value!r}", option=name)
+    return value
+
+
+def limit(value: object, name: str) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigurationError(f"{name} must be an int >= 1 or None, got {value!r}", option=name)
+    return value

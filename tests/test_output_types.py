@@ -1,0 +1,41 @@
+"""`Prompt[OutputT]` -> `PromptResponse[OutputT]`: a type checker knows `response.output`.
+
+Runs as a test (the assertions hold at run time) and is type-checked by `nox -s typecheck`
+(`assert_type` fails the check if the inferred type drifts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import assert_type
+
+from wink import MarkdownSection, Prompt, PromptResponse, Session
+from wink.testing.scripted import ScriptedAdapter, final
+
+
+@dataclass(frozen=True)
+class Report:
+    city: str
+    degrees: int
+
+
+SECTIONS = [MarkdownSection(key="t", title="T", template="Weather?")]
+
+
+def test_a_typed_prompt_gives_a_typed_output() -> None:
+    prompt = Prompt(name="report", sections=SECTIONS, output_type=Report)
+    assert_type(prompt, Prompt[Report])
+    response = ScriptedAdapter([final({"city": "Paris", "degrees": 21})]).evaluate(
+        prompt, session=Session()
+    )
+    assert_type(response, PromptResponse[Report])
+    assert_type(response.output, Report | None)
+    assert response.output == Report("Paris", 21)
+
+
+def test_a_prompt_without_output_type_gives_none() -> None:
+    prompt = Prompt(name="plain", sections=SECTIONS)
+    assert_type(prompt, Prompt[None])
+    response = ScriptedAdapter([final("hi")]).evaluate(prompt, session=Session())
+    assert_type(response.output, None)
+    assert response.output is None
