@@ -219,6 +219,24 @@ def test_structured_output(provider: str, emulator: ProviderEmulator) -> None:
     assert response.output == Answer("Paris", 21)
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "google"])  # structured output as a tool
+def test_a_tool_call_beside_the_output_call_runs_and_the_output_is_the_answer(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    recorder = Recorder(
+        Turn.tool_calls(
+            EmulatedToolCall("weather", {"city": "Paris"}, id="call_w"),
+            EmulatedToolCall("final_result_Answer", {"city": "Paris", "degrees": 21}, id="out"),
+        )
+    )
+    emulator.set_script(recorder)
+    session = Session()
+    response = make_adapter(provider, emulator).evaluate(make_prompt(Answer), session=session)
+    assert response.output == Answer("Paris", 21)
+    assert [event.name for event in session[ToolInvoked]] == ["weather"]
+    assert len(recorder.seen) == 1
+
+
 async def test_async_evaluation_and_usage(provider: str, emulator: ProviderEmulator) -> None:
     emulator.set_script(
         Recorder(
@@ -328,6 +346,18 @@ def test_giving_up_counts_the_attempts(provider: str, emulator: ProviderEmulator
 
 
 # --- secrets, deadline, budget
+
+
+def test_a_cut_off_answer_echoing_the_key_is_redacted_in_the_payload(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    emulator.set_script(Recorder(Turn.text(f"your key is {SECRET}", finish="length")))
+    with pytest.raises(PromptEvaluationError) as info:
+        make_adapter(provider, emulator).evaluate(make_prompt(), session=Session())
+    assert info.value.phase == "response"
+    assert info.value.provider_payload is not None
+    assert SECRET not in repr(info.value.provider_payload)
+    assert "[redacted]" in repr(info.value.provider_payload)
 
 
 def test_secrets_never_leak(
