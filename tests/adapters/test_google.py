@@ -691,8 +691,8 @@ def test_the_key_comes_from_the_environment_google_api_key_first(
     own = GoogleAdapter(MODEL)._make_client(sync=True)
     assert own.headers["x-goog-api-key"] == expected
     own.close()
-    assert GoogleAdapter(MODEL)._secrets == (expected,)
-    assert GoogleAdapter(MODEL, api_key="given")._secrets == ("given",)  # api_key= wins
+    assert expected in GoogleAdapter(MODEL)._secrets  # every key it may send is masked
+    assert "given" in GoogleAdapter(MODEL, api_key="given")._secrets
 
 
 def test_no_key_anywhere_is_a_request_error_naming_the_variables(

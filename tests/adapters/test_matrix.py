@@ -558,3 +558,26 @@ def test_one_adapter_serves_sync_callers_on_several_threads(
     assert adapter._clients.open_clients == 1  # one thread-safe sync client for all threads
     adapter.close()
     assert adapter._clients.open_clients == 0
+
+
+def test_a_key_from_the_environment_is_masked_like_a_given_one(
+    provider: str, emulator: ProviderEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "envkey-0123456789abcdef"  # no well-known key shape: only knowing it masks it
+    variable = {"openai": "OPENAI_API_KEY", "openai-responses": "OPENAI_API_KEY"}.get(
+        provider, {"anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}.get(provider)
+    )
+    assert variable is not None
+    monkeypatch.setenv(variable, key)
+    emulator.inject(Fault.http(401, {"error": {"message": f"bad key {key}", "code": 401}}))
+    adapter = create_adapter(
+        f"{provider}:{MODELS[provider]}",
+        base_url=emulator.base_url(provider),
+        retry_policy=NO_RETRY,
+    )
+    with pytest.raises(PromptEvaluationError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    import traceback
+
+    text = "".join(traceback.format_exception(info.value)) + repr(info.value.provider_payload)
+    assert key not in text

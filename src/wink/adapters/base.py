@@ -139,13 +139,14 @@ class ProviderAdapter(ABC):
             given_is_async=client is not None and self._is_async_client(client),
             describe=f"{self.provider} client",
         )
+        self._secrets: tuple[str, ...] = self._known_secrets(client)
         self._pacer = RequestPacer()
         self._runner = Runner(
             self.name,
             self._exchange,
             pacer=self._pacer,
             retry_policy=self.retry_policy,
-            secrets=(self._api_key,) if self._api_key else (),
+            secrets=self._secrets,
         )
 
     # ---- identity
@@ -340,9 +341,12 @@ class ProviderAdapter(ABC):
         rate_limit = rate_limit_info_from_headers(headers) if headers is not None else None
         return response if rate_limit is None else replace(response, rate_limit=rate_limit)
 
-    @property
-    def _secrets(self) -> tuple[str, ...]:
-        return (self._api_key,) if self._api_key else ()
+    def _known_secrets(self, client: Any) -> tuple[str, ...]:
+        """Every key this adapter may send: given, in the environment, or in the caller's
+        client. Each is masked wherever wink shows provider text."""
+        found = [self._api_key, getattr(client, "api_key", None)]
+        found += [os.environ.get(name) for name in self.api_key_variables]
+        return tuple(dict.fromkeys(v.strip() for v in found if isinstance(v, str) and v.strip()))
 
     # ---- the translator: what a provider file implements
 

@@ -443,12 +443,6 @@ class GoogleAdapter(ProviderAdapter):
     provider = "google"
     api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 
-    @property
-    def _secrets(self) -> tuple[str, ...]:
-        """The key in use, from `api_key=` or the environment: never in errors."""
-        key = self._key()
-        return (key,) if key else ()
-
     def _key(self) -> str | None:
         return self._api_key or _api_key_from_env()
 
