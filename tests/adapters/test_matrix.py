@@ -581,3 +581,23 @@ def test_a_key_from_the_environment_is_masked_like_a_given_one(
 
     text = "".join(traceback.format_exception(info.value)) + repr(info.value.provider_payload)
     assert key not in text
+
+
+def test_model_settings_reach_the_wire_under_each_providers_names(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    from wink import ModelSettings
+
+    recorder = Recorder(Turn.text("ok"))
+    emulator.set_script(recorder)
+    settings = ModelSettings(temperature=0.25, max_tokens=64, top_p=0.5)
+    make_adapter(provider, emulator, settings=settings).evaluate(make_prompt(), session=Session())
+    body = recorder.seen[0].body
+    where = body.get("generationConfig", {}) if provider == "google" else body
+    names = {
+        "openai": ("temperature", "max_completion_tokens", "top_p"),
+        "openai-responses": ("temperature", "max_output_tokens", "top_p"),
+        "anthropic": ("temperature", "max_tokens", "top_p"),
+        "google": ("temperature", "maxOutputTokens", "topP"),
+    }[provider]
+    assert [where.get(name) for name in names] == [0.25, 64, 0.5]
