@@ -162,7 +162,12 @@ def tool_heavy(repeat: int) -> list[Row]:
 
     with emulator("--shape", "heavy") as server:
         base_url = server.base_url("openai")
-        adapter = create_adapter("openai:gpt-4.1", base_url=base_url, api_key="test-key-0123")
+        adapter = create_adapter(
+            "openai:gpt-4.1",
+            base_url=base_url,
+            api_key="test-key-0123",
+            max_rounds=HEAVY_ROUNDS + 1,  # a long run on purpose: past the default 50
+        )
         client = raw.sdk_client("openai", base_url, sync=True)
 
         def wink_run() -> float:
@@ -242,7 +247,7 @@ def _scripted_round_us() -> float:
         )
         for round_ in range(HEAVY_ROUNDS)
     ]
-    adapter = ScriptedAdapter([*turns, final("All looked up.")])
+    adapter = ScriptedAdapter([*turns, final("All looked up.")], max_rounds=HEAVY_ROUNDS + 1)
     started = time.perf_counter()
     adapter.evaluate(raw.PROMPT, session=Session())
     return (time.perf_counter() - started) * 1e6 / HEAVY_ROUNDS
