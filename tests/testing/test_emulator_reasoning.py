@@ -371,3 +371,15 @@ def test_reset_forgets_the_thinking(
     emu.reset()
     emu.enqueue(Turn.text("Sunny."))
     assert claude(anthropic_client, messages, thinking=THINKING_ON).content[0].type == "text"
+
+
+def test_anthropic_a_call_id_reused_without_thinking_needs_none(
+    emu: ProviderEmulator, anthropic_client: anthropic.Anthropic
+) -> None:
+    emu.enqueue(Turn.tool_calls(WEATHER, thinking="Use the tool."), Turn.tool_calls(WEATHER))
+    claude(anthropic_client, [USER], thinking=THINKING_ON)
+    second = claude(anthropic_client, [USER], thinking={"type": "adaptive"})
+    assert [block.type for block in second.content] == ["tool_use"]
+    emu.enqueue(Turn.text("Sunny."))
+    answer = claude(anthropic_client, tool_round(second), thinking={"type": "adaptive"})
+    assert answer.content[0].type == "text"

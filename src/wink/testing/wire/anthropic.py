@@ -63,9 +63,8 @@ class AnthropicWire:
         if turn.finish == "pause":
             content.extend(self._server_tool_blocks(ctx))
         if ctx.ledger is not None:
-            if thought:  # the next request must start this turn with its thinking
-                for call in calls:
-                    ctx.ledger.remember(f"anthropic:thought:{call['id']}", True)
+            for call in calls:  # with thinking, the next request must start the turn with it
+                ctx.ledger.remember(f"anthropic:thought:{call['id']}", thought)
             if turn.finish == "pause":  # ... or send it back unchanged
                 ctx.ledger.remember(f"anthropic:paused:{content[-2]['id']}", tuple(content))
         stop_reason = _STOP_REASONS.get(turn.finish, "tool_use" if turn.calls else "end_turn")
@@ -242,7 +241,7 @@ class AnthropicWire:
             return None
         thought = any(
             block.get("type") == "tool_use"
-            and ledger.recall(f"anthropic:thought:{block.get('id')}") is not None
+            and ledger.recall(f"anthropic:thought:{block.get('id')}") is True
             for block in blocks
         )
         first = str(blocks[0].get("type")) if blocks else "nothing"
