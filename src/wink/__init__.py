@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .adapters.google import GoogleAdapter
     from .adapters.openai import OpenAIAdapter
     from .adapters.openai_responses import OpenAIResponsesAdapter
-    from .adapters.options import AdapterOptions, ModelSettings
+    from .adapters.options import AdapterOptions, ModelSettings, Thinking
     from .adapters.registry import create_adapter
     from .core.limits import Budget, Deadline
     from .core.log import configure_logging
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         RequestRetried,
         Session,
         Snapshot,
+        ThinkingReceived,
         ToolInvoked,
     )
     from .core.tools import Tool, ToolContext, ToolResult
@@ -103,6 +104,8 @@ __all__ = [
     "Snapshot",
     "SnapshotError",
     "SnapshotRestoreError",
+    "Thinking",
+    "ThinkingReceived",
     "ThrottleDetails",
     "ThrottleError",
     "ThrottleKind",
@@ -144,6 +147,8 @@ _LAZY: dict[str, str] = {
     "RetryPolicy": "wink.core.retry",
     "Session": "wink.core.session",
     "Snapshot": "wink.core.session",
+    "Thinking": "wink.adapters.options",
+    "ThinkingReceived": "wink.core.session",
     "Tool": "wink.core.tools",
     "ToolContext": "wink.core.tools",
     "ToolInvoked": "wink.core.session",

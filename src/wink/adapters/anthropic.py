@@ -27,7 +27,9 @@ from ..core.messages import (
     Message,
     ModelRequest,
     ModelResponse,
+    NativeOutput,
     SystemMessage,
+    ThinkingPart,
     ToolCall,
     ToolResultMessage,
     ToolSpec,
@@ -43,12 +45,15 @@ from ..core.provider_errors import (
     read_count,
 )
 from .base import ModelSettings, ProviderAdapter, WireRequest
+from .thinking import anthropic_thinking
 
 __all__ = ["AnthropicAdapter"]
 
 # --- tables
 
+PROVIDER = "anthropic"  # the tag on the thinking this translator reads and sends back
 _DEFAULT_MAX_TOKENS = 4096  # the API requires max_tokens; a generous default
+_THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 
 _FINISH_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -57,7 +62,7 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
     "refusal": "refusal",
-    "pause_turn": "other",
+    "pause_turn": "paused",
 }
 
 # ModelSettings field -> request key.
@@ -74,9 +79,12 @@ _SETTING_KEYS: dict[str, str] = {
 def _build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
     """The Messages API body for one neutral request."""
     system, messages = _map_messages(request.messages)
+    thinking = anthropic_thinking(model, settings)
+    budget = cast(int, thinking["thinking"].get("budget_tokens", 0)) if thinking else 0
     body: dict[str, Any] = {
         "model": model,
-        "max_tokens": settings.max_tokens or _DEFAULT_MAX_TOKENS,
+        # thinking tokens count toward max_tokens: the default leaves room for the answer
+        "max_tokens": settings.max_tokens or budget + _DEFAULT_MAX_TOKENS,
         "messages": messages,
     }
     if system:
@@ -87,6 +95,7 @@ def _build_request(request: ModelRequest, model: str, settings: ModelSettings) -
     if tools:
         body["tools"] = tools
     body.update(settings.to_fields(_SETTING_KEYS))
+    body.update(thinking)
     body.update(settings.extra)
     return body
 
@@ -118,16 +127,51 @@ def _map_message(message: Message) -> tuple[str, list[dict[str, Any]]]:
 
 
 def _map_assistant(message: AssistantMessage) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
+    """The turn as Claude gave it when it was Claude's (thinking blocks intact and first,
+    server tool blocks kept: what `pause_turn` and a tool round with thinking need), else
+    rebuilt from text and calls. Another provider's thinking is never sent."""
+    native = message.native_for(PROVIDER)
+    if native is not None:
+        echoed = _echo_native(native, message.tool_calls)
+        if echoed is not None:
+            return echoed
+    blocks = [_thinking_block(part) for part in message.thinking_for(PROVIDER)]
     if message.text:
         blocks.append({"type": "text", "text": message.text})
-    for call in message.tool_calls:
-        arguments = call.arguments
-        # Input that was not an object went back to the model as a failed tool result;
-        # the echo of the call must still be an object.
-        tool_input = dict(arguments) if isinstance(arguments, Mapping) else {}
-        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input})
+    blocks.extend(_tool_use_block(call) for call in message.tool_calls)
     return blocks
+
+
+def _echo_native(native: NativeOutput, calls: tuple[ToolCall, ...]) -> list[dict[str, Any]] | None:
+    """The blocks as received, each `tool_use` with the loop's echo of its call (whose
+    arguments may have been made sendable); None when the calls do not match the blocks."""
+    by_id = {call.id: call for call in calls}
+    blocks: list[dict[str, Any]] = []
+    for item in native.items:
+        if item.get("type") == "tool_use":
+            call = by_id.pop(str(item.get("id")), None)
+            if call is None:
+                return None
+            blocks.append({**item, "input": _tool_use_block(call)["input"]})
+        else:
+            blocks.append(dict(item))
+    return None if by_id else blocks
+
+
+def _thinking_block(part: ThinkingPart) -> dict[str, Any]:
+    if part.raw is not None:
+        return dict(part.raw)
+    if part.redacted is not None:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    return {"type": "thinking", "thinking": part.text or "", "signature": part.signature or ""}
+
+
+def _tool_use_block(call: ToolCall) -> dict[str, Any]:
+    arguments = call.arguments
+    # Input that was not an object went back to the model as a failed tool result;
+    # the echo of the call must still be an object.
+    tool_input = dict(arguments) if isinstance(arguments, Mapping) else {}
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input}
 
 
 def _map_tool_result(message: ToolResultMessage) -> dict[str, Any]:
@@ -157,10 +201,13 @@ def _parse_response(body: Any) -> ModelResponse:
         raise MalformedResponse("`content` is missing or not a list")
     texts: list[str] = []
     calls: list[ToolCall] = []
+    thinking: list[ThinkingPart] = []
+    blocks: list[dict[str, Any]] = []
     for block in cast(list[Any], content):
         if not isinstance(block, dict):
             raise MalformedResponse("a content block is not an object")
         item = cast(dict[str, Any], block)
+        blocks.append(item)
         kind = item.get("type")
         if kind == "text":
             text = item.get("text")
@@ -169,8 +216,11 @@ def _parse_response(body: Any) -> ModelResponse:
             texts.append(text)
         elif kind == "tool_use":
             calls.append(_parse_tool_call(item))
+        elif kind in _THINKING_BLOCKS:
+            thinking.append(_parse_thinking(item))
     reason = _FINISH_REASONS.get(str(message.get("stop_reason")), "other")
     usage = _parse_usage(message.get("usage"))
+    native = NativeOutput(PROVIDER, tuple(blocks))
     if calls:
         return ModelResponse(
             text="".join(texts) or None,
@@ -178,10 +228,33 @@ def _parse_response(body: Any) -> ModelResponse:
             usage=usage,
             finish_reason="tool_calls",
             raw=message,
+            thinking=tuple(thinking),
+            native=native,
         )
     if reason == "tool_calls":
         raise MalformedResponse("stop_reason is tool_use but there is no tool_use block")
-    return ModelResponse(text="".join(texts), usage=usage, finish_reason=reason, raw=message)
+    return ModelResponse(
+        text="".join(texts),
+        usage=usage,
+        finish_reason=reason,
+        raw=message,
+        thinking=tuple(thinking),
+        native=native,
+    )
+
+
+def _parse_thinking(block: dict[str, Any]) -> ThinkingPart:
+    """A `thinking` block (text, maybe empty when display is omitted, and signature) or a
+    `redacted_thinking` one (encrypted `data`); kept whole in `raw` for the echo."""
+    if block.get("type") == "redacted_thinking":
+        data = block.get("data")
+        if not isinstance(data, str):
+            raise MalformedResponse("a redacted_thinking block has no data")
+        return ThinkingPart(PROVIDER, redacted=data, raw=block)
+    text, signature = block.get("thinking"), block.get("signature")
+    if not isinstance(text, str) or not isinstance(signature, str):
+        raise MalformedResponse("a thinking block has no thinking text or signature")
+    return ThinkingPart(PROVIDER, text=text or None, signature=signature, raw=block)
 
 
 def _parse_tool_call(block: dict[str, Any]) -> ToolCall:
@@ -201,7 +274,8 @@ def _parse_tool_call(block: dict[str, Any]) -> ToolCall:
 
 
 def _parse_usage(value: Any) -> Usage:
-    """Anthropic's `input_tokens` excludes cache reads and writes; wink's includes them."""
+    """Anthropic's `input_tokens` excludes cache reads and writes; wink's includes them.
+    `output_tokens` includes thinking; newer answers count it apart (`thinking_tokens`)."""
     if not isinstance(value, dict):
         raise MalformedResponse("`usage` is missing")
     counts = cast(dict[str, Any], value)
@@ -212,6 +286,7 @@ def _parse_usage(value: Any) -> Usage:
         input_tokens=fresh + read + written,
         output_tokens=read_count(counts, "output_tokens"),
         cached_tokens=read,
+        reasoning_tokens=read_count(counts, "output_tokens_details", "thinking_tokens"),
     )
 
 
@@ -268,6 +343,9 @@ class AnthropicAdapter(ProviderAdapter):
         return kind(
             api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
         )
+
+    def _check_settings(self) -> None:
+        anthropic_thinking(self.model, self.settings)
 
     def _is_async_client(self, client: Any) -> bool:
         return isinstance(client, anthropic.AsyncAnthropic)

@@ -131,6 +131,7 @@ class ProviderAdapter(ABC):
                 UnsupportedSettingWarning,
                 stacklevel=3,
             )
+        self._check_settings()
         self._api_key: str | None = optional_str(options.get("api_key"), "api_key")
         client = options.get("client")
         self._clients = ClientPool(
@@ -349,6 +350,11 @@ class ProviderAdapter(ABC):
         return tuple(dict.fromkeys(v.strip() for v in found if isinstance(v, str) and v.strip()))
 
     # ---- the translator: what a provider file implements
+
+    def _check_settings(self) -> None:
+        """Raise `ConfigurationError` for a setting this model refuses (at construction,
+        not on the first request). Every setting is accepted unless a provider says not."""
+        return
 
     @abstractmethod
     def _make_client(self, *, sync: bool) -> Any:

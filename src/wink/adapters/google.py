@@ -27,7 +27,9 @@ from ..core.messages import (
     Message,
     ModelRequest,
     ModelResponse,
+    NativeOutput,
     SystemMessage,
+    ThinkingPart,
     ToolCall,
     ToolResultMessage,
     ToolSpec,
@@ -44,17 +46,22 @@ from ..core.provider_errors import (
 )
 from ..core.throttle import google_quota_is_daily, google_retry_delay
 from .base import EncodedRequest, ModelSettings, ProviderAdapter, WireRequest
+from .thinking import gemini_thinking_config
 
 __all__ = ["DEFAULT_BASE_URL", "GeminiErrorAnswer", "GoogleAdapter"]
 
 # --- tables
 
+PROVIDER = "google"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 _API_VERSION = "v1beta"  # v1 lacks parts of the API (parametersJsonSchema, thinking)
 _MODEL_PREFIXES = ("models/", "tunedModels/")  # already a resource name
 
 _BLOCKED = ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "ESCALATION")
 _BLOCKED_MORE = ("IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "MODEL_ARMOR")
+# Failures, even with `functionCall` parts (never run: the loop runs no call of an
+# "error" answer). UNEXPECTED_TOOL_CALL is documented as "the model generated a tool call
+# but no tools were enabled in the request": a call nobody offered.
 _FAILED = ("MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS")
 _FAILED_MORE = ("MALFORMED_RESPONSE", "MISSING_THOUGHT_SIGNATURE", "PUP_LIMITED_DISABLED")
 # Anything else (OTHER, LANGUAGE, NO_IMAGE, a new value) is "other".
@@ -78,7 +85,9 @@ _GENERATION_KEYS: dict[str, str] = {
 # --- request building
 
 
-def _build_request(request: ModelRequest, settings: ModelSettings) -> dict[str, Any]:
+def _build_request(
+    request: ModelRequest, settings: ModelSettings, model: str = ""
+) -> dict[str, Any]:
     """The `generateContent` body for one neutral request."""
     contents, system = _map_messages(request.messages)
     body: dict[str, Any] = {"contents": contents}
@@ -86,6 +95,9 @@ def _build_request(request: ModelRequest, settings: ModelSettings) -> dict[str, 
         body["systemInstruction"] = {"parts": system}
     declarations = [_map_tool_spec(spec) for spec in request.tools]
     generation = _map_settings(settings)
+    thinking = gemini_thinking_config(model, settings)
+    if thinking:
+        generation["thinkingConfig"] = thinking
     output = request.output
     if output is not None and declarations:
         # Gemini rejects function calling together with a JSON response mime type:
@@ -159,6 +171,13 @@ def _map_user(message: UserMessage) -> list[dict[str, Any]]:
 
 
 def _map_assistant(message: AssistantMessage, real_ids: set[str]) -> list[dict[str, Any]]:
+    """The parts as Gemini gave them when the turn was Gemini's (each signature on its own
+    part, thought parts kept, nothing merged), else rebuilt from text and calls."""
+    native = message.native_for(PROVIDER)
+    if native is not None:
+        echoed = _echo_native(native, message.tool_calls, real_ids)
+        if echoed is not None:
+            return echoed
     parts: list[dict[str, Any]] = []
     if message.text:
         part: dict[str, Any] = {"text": message.text}
@@ -168,6 +187,24 @@ def _map_assistant(message: AssistantMessage, real_ids: set[str]) -> list[dict[s
         parts.append(part)
     parts.extend(_map_tool_call(call, real_ids) for call in message.tool_calls)
     return parts
+
+
+def _echo_native(
+    native: NativeOutput, calls: tuple[ToolCall, ...], real_ids: set[str]
+) -> list[dict[str, Any]] | None:
+    """Every part verbatim but `functionCall` ones, which are the loop's echo of the call in
+    the same place (ids and signatures as `_map_tool_call` sends them); None when the
+    calls and the parts disagree."""
+    pending = list(calls)
+    parts: list[dict[str, Any]] = []
+    for part in native.items:
+        if "functionCall" in part:
+            if not pending:
+                return None
+            parts.append(_map_tool_call(pending.pop(0), real_ids))
+        else:
+            parts.append(dict(part))
+    return None if pending else parts
 
 
 def _map_tool_call(call: ToolCall, real_ids: set[str]) -> dict[str, Any]:
@@ -257,7 +294,18 @@ def _parse_response(body: Any) -> ModelResponse:
         finish_reason=reason,
         provider_data=provider_data,
         raw=body,
+        thinking=tuple(_parse_thought(part) for part in parts if part.get("thought") is True),
+        native=NativeOutput(PROVIDER, tuple(parts)) if parts else None,
     )
+
+
+def _parse_thought(part: dict[str, Any]) -> ThinkingPart:
+    """A thought part (a summary, sent under `includeThoughts`); kept whole for the echo."""
+    text, signature = part.get("text"), part.get("thoughtSignature")
+    if text is not None and not isinstance(text, str):
+        raise MalformedResponse("a thought part's text is not a string")
+    signature = signature if isinstance(signature, str) else None
+    return ThinkingPart(PROVIDER, text=text or None, signature=signature, raw=part)
 
 
 def _parse_finish_reason(value: Any) -> FinishReason:
@@ -440,8 +488,11 @@ def _api_key_from_env() -> str | None:
 class GoogleAdapter(ProviderAdapter):
     """Gemini's `generateContent` REST API, translated to and from wink's loop."""
 
-    provider = "google"
+    provider = PROVIDER
     api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+
+    def _check_settings(self) -> None:
+        gemini_thinking_config(self.model, self.settings)
 
     def _key(self) -> str | None:
         return self._api_key or _api_key_from_env()
@@ -475,7 +526,7 @@ class GoogleAdapter(ProviderAdapter):
 
     def _build_request(self, request: ModelRequest) -> WireRequest:
         url = _endpoint(self.base_url or DEFAULT_BASE_URL, self.model)
-        return WireRequest(url, _build_request(request, self.settings))
+        return WireRequest(url, _build_request(request, self.settings, self.model))
 
     def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
         return _parse_response(data)

@@ -29,6 +29,7 @@ from ..core.messages import (
     ModelRequest,
     ModelResponse,
     SystemMessage,
+    ThinkingPart,
     ToolCall,
     ToolResultMessage,
     ToolSpec,
@@ -43,6 +44,7 @@ from ..core.provider_errors import (
     read_count,
 )
 from .base import ModelSettings, ProviderAdapter, WireRequest
+from .thinking import openai_reasoning_effort
 
 __all__ = [
     "FAILURE_PREFIX",
@@ -55,6 +57,8 @@ __all__ = [
 ]
 
 # --- tables
+
+PROVIDER = "openai"
 
 # OpenAI has no error flag on tool results: a failure is marked in its text.
 FAILURE_PREFIX = "Error: "
@@ -153,6 +157,9 @@ def _build_request(request: ModelRequest, model: str, settings: ModelSettings) -
             },
         }
     body.update(settings.to_fields(_SETTING_KEYS))
+    effort = openai_reasoning_effort(model, settings, PROVIDER)
+    if effort is not None:
+        body["reasoning_effort"] = effort
     body.update(settings.extra)
     return body
 
@@ -168,6 +175,8 @@ def _map_message(message: Message) -> dict[str, Any]:
 
 
 def _map_assistant(message: AssistantMessage) -> dict[str, Any]:
+    """Text and calls. Chat Completions takes no reasoning back (OpenAI returns none; a
+    compatible server's thinking parts are for reading): thinking is never sent."""
     mapped: dict[str, Any] = {"role": "assistant", "content": message.text}
     if message.tool_calls:
         mapped["tool_calls"] = [
@@ -214,9 +223,7 @@ def _parse_response(body: Any) -> ModelResponse:
     if not isinstance(message, dict):
         raise MalformedResponse("the choice has no message")
     message = cast(dict[str, Any], message)
-    text = message.get("content")
-    if text is not None and not isinstance(text, str):
-        raise MalformedResponse("message.content is not a string")
+    text, thinking = _parse_content(message.get("content"))
     calls = _parse_tool_calls(message.get("tool_calls"))
     reason = _FINISH_REASONS.get(str(cast(dict[str, Any], choice).get("finish_reason")), "other")
     if message.get("refusal"):
@@ -229,7 +236,46 @@ def _parse_response(body: Any) -> ModelResponse:
         usage=_parse_usage(completion.get("usage")),
         finish_reason=reason,
         raw=completion,
+        thinking=thinking,
     )
+
+
+def _parse_content(content: Any) -> tuple[str | None, tuple[ThinkingPart, ...]]:
+    """(answer text, thinking): OpenAI sends a string; compatible servers (Mistral) may
+    send a list of parts, `text` ones the answer, `thinking` ones reasoning to read."""
+    if content is None or isinstance(content, str):
+        return content, ()
+    if not isinstance(content, list):
+        raise MalformedResponse("message.content is neither a string nor a list of parts")
+    texts: list[str] = []
+    thinking: list[ThinkingPart] = []
+    for entry in cast(list[Any], content):
+        if not isinstance(entry, dict):
+            raise MalformedResponse("a message.content part is not an object")
+        part = cast(dict[str, Any], entry)
+        kind = part.get("type")
+        if kind == "text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise MalformedResponse("a text part of message.content has no text")
+            texts.append(text)
+        elif kind == "thinking":
+            thought = _thinking_text(part.get("thinking"))
+            thinking.append(ThinkingPart(PROVIDER, text=thought or None, raw=part))
+    return ("".join(texts) if texts else None), tuple(thinking)
+
+
+def _thinking_text(value: Any) -> str:
+    """A thinking part's text: a string, or a list of `{"type": "text", "text"}` parts."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        return ""
+    pieces = (
+        cast(dict[str, Any], item).get("text") if isinstance(item, dict) else None
+        for item in cast(list[Any], value)
+    )
+    return "\n\n".join(piece for piece in pieces if isinstance(piece, str) and piece)
 
 
 def _parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
@@ -255,7 +301,8 @@ def _parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
 
 
 def _parse_usage(counts: Any) -> Usage:
-    """Some compatible servers send no `usage`: every count is then 0."""
+    """Some compatible servers send no `usage`: every count is then 0. `reasoning_tokens`
+    is part of `completion_tokens`, as wink counts it."""
     return Usage(
         input_tokens=read_count(counts, "prompt_tokens"),
         output_tokens=read_count(counts, "completion_tokens"),
@@ -324,7 +371,10 @@ class OpenAIClientAdapter(ProviderAdapter):
 class OpenAIAdapter(OpenAIClientAdapter):
     """OpenAI Chat Completions (and compatible servers) through the openai SDK."""
 
-    provider = "openai"
+    provider = PROVIDER
+
+    def _check_settings(self) -> None:
+        openai_reasoning_effort(self.model, self.settings, self.provider)
 
     def _build_request(self, request: ModelRequest) -> WireRequest:
         return WireRequest("/chat/completions", _build_request(request, self.model, self.settings))

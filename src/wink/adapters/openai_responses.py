@@ -7,7 +7,6 @@ Client, error map, strict schemas and failure text are shared with the Chat adap
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any, cast
 
 # The openai SDK import is guarded in the Chat adapter module, imported first: without
@@ -23,7 +22,9 @@ from ..core.messages import (  # isort: skip
     Message,
     ModelRequest,
     ModelResponse,
+    NativeOutput,
     SystemMessage,
+    ThinkingPart,
     ToolCall,
     ToolResultMessage,
     ToolSpec,
@@ -33,10 +34,14 @@ from ..core.messages import (  # isort: skip
 from ..core.provider_errors import MalformedResponse, read_count
 
 from .base import ModelSettings, WireRequest  # isort: skip
+from .thinking import openai_reasoning_effort  # isort: skip
 
 __all__ = ["OpenAIResponsesAdapter"]
 
 # --- tables
+
+PROVIDER = "openai-responses"
+_REBUILT_ITEMS = frozenset({"message", "function_call"})
 
 _INCOMPLETE_REASONS: dict[str, FinishReason] = {
     "max_output_tokens": "length",
@@ -72,8 +77,21 @@ def _build_request(request: ModelRequest, model: str, settings: ModelSettings) -
             }
         }
     body.update(settings.to_fields(_SETTING_KEYS))
+    body.update(_reasoning_fields(model, settings))
     body.update(settings.extra)
     return body
+
+
+def _reasoning_fields(model: str, settings: ModelSettings) -> dict[str, Any]:
+    """`reasoning` (effort, and a summary when thinking is to be shown) and the encrypted
+    reasoning, so reasoning items can go back even with `store: false`."""
+    effort = openai_reasoning_effort(model, settings, PROVIDER)
+    if effort is None or settings.thinking is None:
+        return {}
+    reasoning: dict[str, Any] = {"effort": effort}
+    if settings.thinking.show:
+        reasoning["summary"] = "auto"
+    return {"reasoning": reasoning, "include": ["reasoning.encrypted_content"]}
 
 
 def _map_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
@@ -89,25 +107,45 @@ def _map_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
 
 
 def _map_assistant(message: AssistantMessage) -> list[dict[str, Any]]:
-    # Reasoning items must precede the calls they led to when sent back.
-    items = [dict(item) for item in _reasoning_of(message)]
+    """The output items as the API gave them, ids included, when the turn was its own: a
+    reasoning item must be followed by the very item it led to. Otherwise the turn is
+    rebuilt from text and calls, and its reasoning items are left out with it (an id-less
+    item after a reasoning item is refused)."""
+    native = message.native_for(PROVIDER)
+    if native is not None:
+        echoed = _echo_native(native, message.tool_calls)
+        if echoed is not None:
+            return echoed
+    items: list[dict[str, Any]] = []
     if message.text:
         items.append({"role": "assistant", "content": message.text})
-    items.extend(
-        {
-            "type": "function_call",
-            "call_id": call.id,
-            "name": call.name,
-            "arguments": call.arguments_json(),
-        }
-        for call in message.tool_calls
-    )
+    items.extend(_function_call(call) for call in message.tool_calls)
     return items
 
 
-def _reasoning_of(message: AssistantMessage) -> list[Mapping[str, Any]]:
-    data = message.provider_data or {}
-    return cast(list[Mapping[str, Any]], data.get("reasoning", []))
+def _echo_native(native: NativeOutput, calls: tuple[ToolCall, ...]) -> list[dict[str, Any]] | None:
+    """Every item verbatim but each `function_call`'s arguments, which are the loop's echo
+    of the call (made sendable if they were not); None when calls and items disagree."""
+    by_id = {call.id: call for call in calls}
+    items: list[dict[str, Any]] = []
+    for item in native.items:
+        if item.get("type") == "function_call":
+            call = by_id.pop(str(item.get("call_id")), None)
+            if call is None:
+                return None
+            items.append({**item, "arguments": call.arguments_json()})
+        else:
+            items.append(dict(item))
+    return None if by_id else items
+
+
+def _function_call(call: ToolCall) -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": call.arguments_json(),
+    }
 
 
 def _map_tool_result(message: ToolResultMessage) -> dict[str, Any]:
@@ -141,26 +179,54 @@ def _parse_response(body: Any) -> ModelResponse:
         raise MalformedResponse("`output` is missing or not a list")
     texts: list[str] = []
     calls: list[ToolCall] = []
-    reasoning: list[dict[str, Any]] = []
+    thinking: list[ThinkingPart] = []
+    items: list[dict[str, Any]] = []
     refused = False
     for entry in cast(list[Any], output):
         if not isinstance(entry, dict):
             raise MalformedResponse("an output item is not an object")
         item = cast(dict[str, Any], entry)
+        items.append(item)
         kind = item.get("type")
         if kind == "message":
             refused |= _parse_message_content(item, texts)
         elif kind == "function_call":
             calls.append(_parse_tool_call(item))
         elif kind == "reasoning":
-            reasoning.append(item)
+            thinking.append(_parse_reasoning(item))
     return ModelResponse(
         text="".join(texts) if texts else None,
         tool_calls=tuple(calls),
         usage=_parse_usage(response.get("usage")),
         finish_reason=_parse_finish_reason(response, refused=refused, has_calls=bool(calls)),
-        provider_data={"reasoning": reasoning} if reasoning else None,
         raw=response,
+        thinking=tuple(thinking),
+        native=_native(items),
+    )
+
+
+def _native(items: list[dict[str, Any]]) -> NativeOutput | None:
+    """The items for an exact echo when it matters: a turn of messages and calls only
+    is rebuilt just as well (and id-free) from its text and calls."""
+    if all(item.get("type") in _REBUILT_ITEMS for item in items):
+        return None
+    return NativeOutput(PROVIDER, tuple(items))
+
+
+def _parse_reasoning(item: dict[str, Any]) -> ThinkingPart:
+    """A reasoning item: its summary texts (when asked for) and encrypted content."""
+    summary = item.get("summary")
+    texts: list[str] = []
+    for part in cast(list[Any], summary) if isinstance(summary, list) else []:
+        text = cast(dict[str, Any], part).get("text") if isinstance(part, dict) else None
+        if isinstance(text, str) and text:
+            texts.append(text)
+    encrypted = item.get("encrypted_content")
+    return ThinkingPart(
+        PROVIDER,
+        text="\n\n".join(texts) or None,
+        redacted=encrypted if isinstance(encrypted, str) else None,
+        raw=item,
     )
 
 
@@ -206,6 +272,7 @@ def _parse_finish_reason(
 
 
 def _parse_usage(counts: Any) -> Usage:
+    """`reasoning_tokens` is part of `output_tokens`, as wink counts it."""
     return Usage(
         input_tokens=read_count(counts, "input_tokens"),
         output_tokens=read_count(counts, "output_tokens"),
@@ -220,8 +287,11 @@ def _parse_usage(counts: Any) -> Usage:
 class OpenAIResponsesAdapter(OpenAIClientAdapter):
     """OpenAI's Responses API through the openai SDK."""
 
-    provider = "openai-responses"
+    provider = PROVIDER
     unsupported_settings = frozenset({"stop", "seed"})
+
+    def _check_settings(self) -> None:
+        openai_reasoning_effort(self.model, self.settings, self.provider)
 
     def _build_request(self, request: ModelRequest) -> WireRequest:
         return WireRequest("/responses", _build_request(request, self.model, self.settings))

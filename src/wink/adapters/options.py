@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, cast
+from typing import Any, Literal, TypedDict, cast, get_args
 
 from ..core.errors import ConfigurationError, InvalidArgumentError
 from ..core.retry import RetryPolicy
 
 __all__ = [
     "AdapterOptions",
+    "Effort",
     "ModelSettings",
+    "Thinking",
     "as_bool",
     "check_arguments",
     "limit",
@@ -22,12 +24,77 @@ __all__ = [
 ]
 
 
+Effort = Literal["low", "medium", "high"]
+"""How hard a reasoning model thinks; the three levels every provider has."""
+
+_EFFORTS: tuple[str, ...] = get_args(Effort)
+
+
+@dataclass(frozen=True, slots=True)
+class Thinking:
+    """Turn a model's thinking on, the same way for every provider (docs/reasoning.md).
+
+    `effort` ("low", "medium", "high") and/or `budget_tokens` (the most tokens it may
+    spend thinking). Each provider takes the form it has: OpenAI an effort only, Claude
+    before 4.6 and Gemini 2.5 a budget only, newer Claude and Gemini 3 either (an effort
+    first). Give both to stay portable; a model that can take neither of the forms given
+    is a `ConfigurationError` when the adapter is built. `show=True` also asks for
+    readable thinking where the API makes it optional (Anthropic `display`, Responses
+    reasoning summaries, Gemini `includeThoughts`); it is then in
+    `PromptResponse.thinking`.
+    """
+
+    effort: Effort | None = None
+    budget_tokens: int | None = None
+    show: bool = False
+
+    def __post_init__(self) -> None:
+        effort = cast(object, self.effort)
+        if effort is not None and effort not in _EFFORTS:
+            raise ConfigurationError(
+                f"thinking effort must be one of {', '.join(_EFFORTS)}, got {effort!r}",
+                option="thinking",
+            )
+        budget = cast(object, self.budget_tokens)
+        if budget is not None and (
+            not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
+        ):
+            raise ConfigurationError(
+                f"thinking budget_tokens must be an int >= 1, got {budget!r}", option="thinking"
+            )
+        if effort is None and budget is None:
+            raise ConfigurationError(
+                "Thinking needs an effort, a budget_tokens, or both", option="thinking"
+            )
+        if not isinstance(cast(object, self.show), bool):
+            raise ConfigurationError(
+                f"thinking show must be True or False, got {self.show!r}", option="thinking"
+            )
+
+    @classmethod
+    def of(cls, value: object) -> Thinking | None:
+        """`thinking=` as given: a `Thinking`, an effort ("high"), a budget (2048) or None."""
+        if value is None or isinstance(value, Thinking):
+            return value
+        if isinstance(value, str):
+            return cls(effort=cast(Effort, value))
+        if isinstance(value, int) and not isinstance(value, bool):
+            return cls(budget_tokens=value)
+        raise ConfigurationError(
+            "thinking must be a Thinking, an effort (low, medium, high) or a token budget "
+            f"(an int), got {value!r}",
+            option="thinking",
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class ModelSettings:
     """Sampling settings every provider understands; `extra` goes into the body as is.
 
     A setting a provider cannot honour (Anthropic has no `seed`) is not silently
-    dropped: building that adapter warns with `UnsupportedSettingWarning`.
+    dropped: building that adapter warns with `UnsupportedSettingWarning`. `thinking`
+    (a `Thinking`, or its shorthand: an effort like "high" or a budget like 2048) turns
+    reasoning on; a model that cannot take it is a `ConfigurationError`.
     """
 
     temperature: float | None = None
@@ -36,8 +103,10 @@ class ModelSettings:
     stop: tuple[str, ...] | None = None
     seed: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    thinking: Thinking | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "thinking", Thinking.of(self.thinking))
         for name in ("temperature", "top_p"):
             _check_type(name, getattr(self, name), (int, float), "a number")
         for name in ("max_tokens", "seed"):
@@ -60,7 +129,7 @@ class ModelSettings:
         """The names of the settings that are set (`extra` aside)."""
         return frozenset(
             name
-            for name in ("temperature", "max_tokens", "top_p", "stop", "seed")
+            for name in ("temperature", "max_tokens", "top_p", "stop", "seed", "thinking")
             if getattr(self, name) is not None
         )
 
@@ -85,7 +154,8 @@ class AdapterOptions(TypedDict, total=False):
     Behaviour: `retry_policy`, `graceful_tool_errors`, `max_rounds` (model turns per
     evaluation, default 50), `max_failed_tool_rounds` (default 8).
     Sampling: `settings` (a `ModelSettings`), or its fields one by one: `temperature`,
-    `max_tokens`, `top_p`, `stop`, `seed`, `extra_body`.
+    `max_tokens`, `top_p`, `stop`, `seed`, `thinking` (a `Thinking`, an effort such as
+    "high", or a token budget such as 2048), `extra_body`.
     """
 
     client: Any
@@ -102,10 +172,19 @@ class AdapterOptions(TypedDict, total=False):
     top_p: float | None
     stop: list[str] | tuple[str, ...] | str | None
     seed: int | None
+    thinking: Thinking | Effort | int | None
     extra_body: Mapping[str, Any] | None
 
 
-_SETTING_OPTIONS = ("temperature", "max_tokens", "top_p", "stop", "seed", "extra_body")
+_SETTING_OPTIONS = (
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "stop",
+    "seed",
+    "thinking",
+    "extra_body",
+)
 
 
 # --- checks

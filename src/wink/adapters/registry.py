@@ -82,7 +82,8 @@ def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdap
       `max_rounds` (model turns per evaluation, default 50), `max_failed_tool_rounds`
       (default 8);
     - `settings` (a `ModelSettings`) or `temperature`, `max_tokens`, `top_p`, `stop`,
-      `seed`, `extra_body` (merged into the request body as is).
+      `seed`, `thinking` (a `Thinking`, an effort or a token budget: docs/reasoning.md),
+      `extra_body` (merged into the request body as is).
 
     A malformed spec, an unknown provider or option, or a missing extra raises
     `ConfigurationError` (a `WinkError` and a `ValueError`).

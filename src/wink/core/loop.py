@@ -45,6 +45,7 @@ from .session import (
     PromptRendered,
     RequestRetried,
     Session,
+    ThinkingReceived,
     ToolInvoked,
 )
 
@@ -105,6 +106,7 @@ class PromptResponse(Generic[OutputT]):
     finish_reason: FinishReason
     rounds: int
     tool_invocations: tuple[ToolInvoked, ...] = ()
+    thinking: str | None = None  # the readable thinking of every round, where shown
 
 
 @dataclass(slots=True)
@@ -193,6 +195,7 @@ async def _evaluate(
     )
     messages: list[Message] = [UserMessage(rendered.text)]
     invocations: list[ToolInvoked] = []
+    thoughts: list[str] = []
     failed_rounds = 0
     output: Any = None
     with prompt.resources.open_scope() as scope:
@@ -219,12 +222,16 @@ async def _evaluate(
             request = ModelRequest(name, tuple(messages), specs, rendered.output, deadline=deadline)
             response = await _request(client, request, settings, tracker, deadline, session)
             progress.phase = "response"
+            _note_thinking(session, client, name, progress.rounds, response, thoughts)
+            if response.finish_reason == "paused":  # a long turn, stopped part-way: it goes
+                messages.append(_echo(response))  # back unchanged and the model goes on
+                continue
             calls, answer = _split_output_call(response, rendered.output)
             if answer is not None and rendered.output_type is not None:
                 output, problem = _parse_output_call(answer, rendered.output_type)
             else:
                 problem = None
-            if not calls and answer is None:
+            if response.finish_reason == "error" or (not calls and answer is None):
                 output = _finish(client, response, rendered.output_type, name)
                 final_text = response.text
                 break
@@ -261,6 +268,7 @@ async def _evaluate(
         finish_reason=response.finish_reason,
         rounds=progress.rounds,
         tool_invocations=tuple(invocations),
+        thinking="\n\n".join(thoughts) if thoughts else None,
     )
     session.dispatch(
         PromptExecuted(
@@ -270,9 +278,28 @@ async def _evaluate(
             output=output,
             usage=tracker.usage,
             rounds=progress.rounds,
+            thinking=result.thinking,
         )
     )
     return result
+
+
+def _note_thinking(
+    session: Session,
+    client: ModelClient,
+    name: str,
+    round_number: int,
+    response: ModelResponse,
+    thoughts: list[str],
+) -> None:
+    """Readable thinking goes to the session as it arrives, and into the final answer."""
+    text = response.thinking_text
+    if text is None:
+        return
+    thoughts.append(text)
+    session.dispatch(
+        ThinkingReceived(prompt_name=name, adapter=client.name, round=round_number, text=text)
+    )
 
 
 def _echo(response: ModelResponse) -> AssistantMessage:
@@ -365,7 +392,7 @@ def _finish(
     client: ModelClient, response: ModelResponse, output_type: type[Any] | None, name: str
 ) -> Any:
     raw = client.redact(response.raw) if response.raw is not None else None
-    problem = _UNFINISHED.get(response.finish_reason)
+    problem = _UNFINISHED.get(response.finish_reason)  # "error" too, even with calls
     if problem is not None:
         raise PromptEvaluationError(
             problem, prompt_name=name, phase="response", provider_payload=raw

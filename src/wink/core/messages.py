@@ -20,10 +20,12 @@ __all__ = [
     "Message",
     "ModelRequest",
     "ModelResponse",
+    "NativeOutput",
     "OUTPUT_TOOL_PREFIX",
     "OutputSpec",
     "RateLimitInfo",
     "SystemMessage",
+    "ThinkingPart",
     "ToolCall",
     "ToolResultMessage",
     "ToolSpec",
@@ -34,13 +36,20 @@ __all__ = [
 ]
 
 FinishReason = Literal[
-    "stop", "tool_calls", "length", "content_filter", "refusal", "error", "other"
+    "stop", "tool_calls", "length", "content_filter", "refusal", "error", "paused", "other"
 ]
+"""Why a response ended. `paused`: the provider stopped a long turn part-way (Anthropic
+`pause_turn`, while its server tools work); the loop sends the turn back unchanged and
+asks again. `error`: the provider answered with a failure; calls in it are never run."""
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts; adding two gives the sum (accumulated across requests)."""
+    """Token counts; adding two gives the sum (accumulated across requests).
+
+    `output_tokens` includes `reasoning_tokens` on every provider (the tokens spent
+    thinking are billed as output), so `reasoning_tokens` is the thinking share of it.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -94,12 +103,58 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ThinkingPart:
+    """Reasoning a model did before answering, tagged with the provider that produced it.
+
+    `text` is the readable thinking (often a summary) when the provider shows it;
+    `signature` the provider's proof that the block is its own (Anthropic); `redacted` the
+    encrypted content it returns instead of text (Anthropic `redacted_thinking`, OpenAI
+    `encrypted_content`); `raw` the provider's item as received. Thinking only ever goes
+    back to the provider named by `provider` (an adapter's `provider`: "anthropic",
+    "openai-responses", ...): every other translator drops it.
+    """
+
+    provider: str
+    text: str | None = None
+    signature: str | None = field(default=None, repr=False)
+    redacted: str | None = field(default=None, repr=False)
+    raw: Mapping[str, Any] | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class NativeOutput:
+    """A model turn exactly as one provider returned it (Anthropic content blocks,
+    Responses output items, Gemini parts, in order), so that provider gets it back as
+    it requires: thinking blocks first and intact, reasoning items followed by the very
+    items they led to. Other providers ignore it and rebuild the turn from text and calls.
+    """
+
+    provider: str
+    items: tuple[Mapping[str, Any], ...] = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class AssistantMessage:
-    """A model turn: its text and the tool calls it made, in the order it made them."""
+    """A model turn: its text and the tool calls it made, in the order it made them.
+
+    `thinking` is the reasoning that came with the turn, in order; `native` the turn as
+    its provider gave it. A translator uses either only when tagged with its own provider.
+    """
 
     text: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     provider_data: Mapping[str, Any] | None = None
+    thinking: tuple[ThinkingPart, ...] = ()
+    native: NativeOutput | None = None
+
+    def thinking_for(self, provider: str) -> tuple[ThinkingPart, ...]:
+        """The thinking parts `provider` produced (and may receive back)."""
+        return tuple(part for part in self.thinking if part.provider == provider)
+
+    def native_for(self, provider: str) -> NativeOutput | None:
+        """The turn as `provider` gave it, if it was that provider's."""
+        native = self.native
+        return native if native is not None and native.provider == provider else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,8 +243,21 @@ class ModelResponse:
     provider_data: Mapping[str, Any] | None = None
     rate_limit: RateLimitInfo | None = None
     raw: Mapping[str, Any] | None = field(default=None, repr=False)
+    thinking: tuple[ThinkingPart, ...] = ()
+    native: NativeOutput | None = None
+
+    @property
+    def thinking_text(self) -> str | None:
+        """The readable thinking of this response, parts joined by a blank line; None
+        when the provider showed none."""
+        texts = [part.text for part in self.thinking if part.text]
+        return "\n\n".join(texts) if texts else None
 
     def to_message(self) -> AssistantMessage:
         return AssistantMessage(
-            text=self.text, tool_calls=self.tool_calls, provider_data=self.provider_data
+            text=self.text,
+            tool_calls=self.tool_calls,
+            provider_data=self.provider_data,
+            thinking=self.thinking,
+            native=self.native,
         )

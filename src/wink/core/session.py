@@ -40,6 +40,7 @@ __all__ = [
     "RequestRetried",
     "Session",
     "Snapshot",
+    "ThinkingReceived",
     "ToolInvoked",
 ]
 
@@ -93,6 +94,18 @@ class PromptExecuted:
     output: Any
     usage: Usage
     rounds: int
+    thinking: str | None = None  # as `PromptResponse.thinking`
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingReceived:
+    """A response of round `round` came with readable thinking (where the provider shows
+    it: see docs/reasoning.md), dispatched before its tool calls run."""
+
+    prompt_name: str
+    adapter: str
+    round: int
+    text: str
 
 
 @dataclass(frozen=True, slots=True)

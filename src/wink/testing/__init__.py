@@ -27,10 +27,11 @@ if TYPE_CHECKING:
     )
     from .scripted import ScriptedAdapter
     from .standalone import serve
-    from .turns import EmulatedToolCall, EmulatedUsage, Finish, Turn
+    from .turns import EmulatedThinking, EmulatedToolCall, EmulatedUsage, Finish, Turn
 
 __all__ = [
     "EmulatedRequest",
+    "EmulatedThinking",
     "EmulatedToolCall",
     "EmulatedUsage",
     "EmulatorStats",
@@ -52,6 +53,7 @@ __all__ = [
 
 _LAZY: dict[str, str] = {
     "EmulatedRequest": "wink.testing.records",
+    "EmulatedThinking": "wink.testing.turns",
     "EmulatedToolCall": "wink.testing.turns",
     "EmulatedUsage": "wink.testing.turns",
     "EmulatorStats": "wink.testing.records",

@@ -3,6 +3,8 @@
 Each request takes, in order: the rate limiter's verdict, a scheduled fault, an injected
 fault, then the script (queued turns, else the script callable, else `default_turn`, else
 a 400 saying the script is exhausted). Faults other than `latency` do not use up a turn.
+A request that sends the model's earlier thinking back wrong gets the real API's 400
+instead of a turn (see `WireFormat.check_history`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from .records import (
     redact_headers,
 )
 from .server import RawRequest, Reply, ServerThread
+from .thinking import ReasoningLedger
 from .turns import Turn
 from .wire import WIRES, Rendered, WireContext, WireFormat
 
@@ -49,12 +52,13 @@ _NOT_JSON = b"<html><head><title>502 Bad Gateway</title></head><body>upstream er
 class _Route:
     """Where a request goes: its wire (None if unknown), model, and a 4xx reason if any."""
 
-    __slots__ = ("model", "not_found", "problem", "provider")
+    __slots__ = ("model", "not_found", "problem", "provider", "rejection")
 
-    def __init__(self, raw: RawRequest, body: Any) -> None:
+    def __init__(self, raw: RawRequest, body: Any, ledger: ReasoningLedger) -> None:
         self.provider: Provider | None = _ROUTES.get(raw.path)
         self.model = ""
         self.problem: str | None = None
+        self.rejection: Fault | None = None
         self.not_found = raw.method != "POST"
         if self.provider is None:
             match = _GOOGLE_ROUTE.match(raw.path)
@@ -75,7 +79,10 @@ class _Route:
         elif fields.get("stream") is True:
             self.problem = "wink emulator: streaming responses are not emulated."
         elif self.problem is None:
-            self.problem = WIRES[self.provider].validate(fields)
+            wire = WIRES[self.provider]
+            self.problem = wire.validate(fields)
+            if self.problem is None:
+                self.rejection = wire.check_history(fields, self.model, ledger)
 
 
 class ProviderEmulator:
@@ -112,6 +119,7 @@ class ProviderEmulator:
         self._latency = latency
         self._google_ids = google_function_call_ids
         self._ids = IdSource(seed)
+        self._ledger = ReasoningLedger()
         self._count = 0
         self._schedule: dict[int, Fault] = {}
         self._injected: deque[tuple[Fault, int]] = deque()
@@ -256,13 +264,15 @@ class ProviderEmulator:
             self._reset_stats()
 
     def reset(self) -> None:
-        """`clear()`, and also drop queued turns, pending faults and the schedule."""
+        """`clear()`, and also drop queued turns, pending faults, the schedule and what the
+        emulated models remember of their thinking."""
         with self._lock:
             self._recorded.clear()
             self._reset_stats()
             self._queue.clear()
             self._injected.clear()
             self._schedule.clear()
+        self._ledger.clear()
 
     def _reset_stats(self) -> None:
         self._stat_requests = self._stat_throttled = self._stat_dropped = self._stat_hung = 0
@@ -274,7 +284,7 @@ class ProviderEmulator:
         """Answer one request; the transport-independent core that both servers call."""
         received = time.time()
         body = _parse_body(raw.body)
-        route = _Route(raw, body)
+        route = _Route(raw, body, self._ledger)
         with self._lock:
             self._count += 1
             self._stat_requests += 1
@@ -312,7 +322,9 @@ class ProviderEmulator:
                 f"wink emulator: the script is exhausted (request #{number}); enqueue more "
                 "turns or pass default_turn=."
             )
-        ctx = WireContext(route.model, fields, received, self._ids, rate, self._google_ids)
+        ctx = WireContext(
+            route.model, fields, received, self._ids, rate, self._google_ids, self._ledger
+        )
         return self._finish(self._render(wire, pick, ctx, delay))
 
     def _take_token(self, route: _Route) -> RateSnapshot | None:
@@ -339,6 +351,8 @@ class ProviderEmulator:
             return fault, delay
         if route.problem is not None:
             return Fault.bad_request(route.problem), delay
+        if route.rejection is not None:
+            return route.rejection, delay
         while self._queue:
             item = self._queue.popleft()
             if isinstance(item, Fault) and item.kind == "latency":

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, Unpack
 
-__all__ = ["EmulatedToolCall", "EmulatedUsage", "Finish", "Turn", "UsageFields"]
+__all__ = [
+    "EmulatedThinking",
+    "EmulatedToolCall",
+    "EmulatedUsage",
+    "Finish",
+    "ThinkingInput",
+    "Turn",
+    "UsageFields",
+]
 
-Finish = Literal["stop", "length", "content_filter", "refusal"]
-"""Why the turn ended; each wire format maps it to its native reason (see docs/testing.md)."""
+Finish = Literal["stop", "length", "content_filter", "refusal", "pause"]
+"""Why the turn ended; each wire format maps it to its native reason (see docs/testing.md).
+`pause` is Anthropic's `pause_turn` (other wires answer it as `stop`)."""
 
 
 class UsageFields(TypedDict, total=False):
@@ -56,6 +66,31 @@ class EmulatedToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class EmulatedThinking:
+    """Thinking the emulated model does before it answers (docs/reasoning.md).
+
+    Anthropic sends a `thinking` block with a signature (`redacted=True`: a
+    `redacted_thinking` block, text hidden); Responses a `reasoning` item (summary when
+    asked, encrypted content when included); Gemini a thought signature, and thought
+    parts when `includeThoughts` is on; Chat Completions nothing (OpenAI shows none).
+    """
+
+    text: str = "Let me think about this."
+    redacted: bool = False
+
+
+ThinkingInput = str | EmulatedThinking | Sequence[str | EmulatedThinking] | None
+"""What the `Turn` constructors take as `thinking=`: one text or part, or several."""
+
+
+def _thinking(value: ThinkingInput) -> tuple[EmulatedThinking, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str | EmulatedThinking) else list(value)
+    return tuple(EmulatedThinking(item) if isinstance(item, str) else item for item in items)
+
+
+@dataclass(frozen=True, slots=True)
 class Turn:
     """One answer of the emulated model: text and/or tool calls, usage and a finish reason.
 
@@ -67,24 +102,57 @@ class Turn:
     calls: tuple[EmulatedToolCall, ...] = ()
     usage: EmulatedUsage = field(default_factory=EmulatedUsage)
     finish: Finish = "stop"
+    thinking: tuple[EmulatedThinking, ...] = ()
 
     @classmethod
-    def text(cls, text: str, *, finish: Finish = "stop", **usage: Unpack[UsageFields]) -> Turn:
-        """A plain text answer."""
-        return cls(content=text, usage=EmulatedUsage(**usage), finish=finish)
+    def text(
+        cls,
+        text: str,
+        *,
+        thinking: ThinkingInput = None,
+        finish: Finish = "stop",
+        **usage: Unpack[UsageFields],
+    ) -> Turn:
+        """A plain text answer, after `thinking` if given."""
+        return cls(
+            content=text, usage=EmulatedUsage(**usage), finish=finish, thinking=_thinking(thinking)
+        )
 
     @classmethod
     def tool_calls(
         cls,
         *calls: EmulatedToolCall,
         text: str | None = None,
+        thinking: ThinkingInput = None,
         finish: Finish = "stop",
         **usage: Unpack[UsageFields],
     ) -> Turn:
-        """A turn that calls one or more tools (kept in order), optionally with some text."""
+        """A turn that calls one or more tools (kept in order), optionally with some text,
+        after `thinking` if given."""
         if not calls:
             raise ValueError("Turn.tool_calls needs at least one EmulatedToolCall")
-        return cls(content=text, calls=calls, usage=EmulatedUsage(**usage), finish=finish)
+        return cls(
+            content=text,
+            calls=calls,
+            usage=EmulatedUsage(**usage),
+            finish=finish,
+            thinking=_thinking(thinking),
+        )
+
+    @classmethod
+    def paused(
+        cls,
+        text: str | None = None,
+        *,
+        thinking: ThinkingInput = None,
+        **usage: Unpack[UsageFields],
+    ) -> Turn:
+        """Anthropic stops a long turn part-way (`pause_turn`) while a server tool (web
+        search) works: the content ends with its `server_tool_use` and result blocks, and
+        the client must send the turn back unchanged. Other wires answer it as `stop`."""
+        return cls(
+            content=text, usage=EmulatedUsage(**usage), finish="pause", thinking=_thinking(thinking)
+        )
 
     @classmethod
     def json(cls, value: Any, *, finish: Finish = "stop", **usage: Unpack[UsageFields]) -> Turn:

@@ -8,6 +8,7 @@ from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, rfc3339
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
+from ..thinking import ReasoningLedger, intact, opens, seal
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
 
@@ -15,7 +16,14 @@ __all__ = ["AnthropicWire"]
 
 _TOKEN_LIMIT = 2_000_000
 _FAULT_REQUEST_LIMIT = 50
-_STOP_REASONS = {"length": "max_tokens", "content_filter": "refusal", "refusal": "refusal"}
+_STOP_REASONS = {
+    "length": "max_tokens",
+    "content_filter": "refusal",
+    "refusal": "refusal",
+    "pause": "pause_turn",
+}
+_THINKING_BLOCKS = ("thinking", "redacted_thinking")
+_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 _SERVER_ERRORS = {
     500: "Internal server error",
     502: "Bad gateway",
@@ -38,10 +46,11 @@ class AnthropicWire:
         }
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
-        content: list[dict[str, Any]] = []
+        content = self._thinking(turn, ctx)
+        thought = bool(content)
         if turn.content is not None:
             content.append({"type": "text", "text": turn.content})
-        content.extend(
+        calls = [
             {
                 "type": "tool_use",
                 "id": call.id or ctx.ids.anthropic_tool_use(),
@@ -49,7 +58,15 @@ class AnthropicWire:
                 "input": call.arguments,
             }
             for call in turn.calls
-        )
+        ]
+        content.extend(calls)
+        if turn.finish == "pause":
+            content.extend(self._server_tool_blocks(ctx))
+        if ctx.ledger is not None:
+            for call in calls:  # with thinking, the next request must start the turn with it
+                ctx.ledger.remember(f"anthropic:thought:{call['id']}", thought)
+            if turn.finish == "pause":  # ... or send it back unchanged
+                ctx.ledger.remember(f"anthropic:paused:{content[-2]['id']}", tuple(content))
         stop_reason = _STOP_REASONS.get(turn.finish, "tool_use" if turn.calls else "end_turn")
         usage = turn.usage
         usage_body: dict[str, Any] = {
@@ -80,6 +97,42 @@ class AnthropicWire:
             "usage": usage_body,
         }
         return Rendered(200, self.headers(ctx), dump(body))
+
+    def _thinking(self, turn: Turn, ctx: WireContext) -> list[dict[str, Any]]:
+        """Signed thinking blocks, first, when the request turns thinking on (the real API
+        thinks only then); `display: "omitted"` empties their text."""
+        config = as_object(ctx.body.get("thinking"))
+        if config.get("type") not in ("enabled", "adaptive"):
+            return []
+        omitted = config.get("display") == "omitted"
+        blocks: list[dict[str, Any]] = []
+        for thought in turn.thinking:
+            if thought.redacted:
+                blocks.append({"type": "redacted_thinking", "data": seal(thought.text)})
+            else:
+                shown = "" if omitted else thought.text
+                blocks.append({"type": "thinking", "thinking": shown, "signature": seal(shown)})
+        return blocks
+
+    def _server_tool_blocks(self, ctx: WireContext) -> list[dict[str, Any]]:
+        """A web search the server ran during the paused turn, and its result."""
+        call_id = "srvtoolu_01" + ctx.ids.alnum(22)
+        result = {
+            "type": "web_search_result",
+            "title": "wink emulator search result",
+            "url": "https://example.com/wink-emulator",
+            "encrypted_content": seal("wink emulator search result"),
+            "page_age": None,
+        }
+        return [
+            {
+                "type": "server_tool_use",
+                "id": call_id,
+                "name": "web_search",
+                "input": {"query": "wink emulator search"},
+            },
+            {"type": "web_search_tool_result", "tool_use_id": call_id, "content": [result]},
+        ]
 
     def error(self, ctx: WireContext, status: int, kind: str, message: str) -> Rendered:
         """`{"type": "error", "error": {type, message}, "request_id"}`."""
@@ -158,6 +211,51 @@ class AnthropicWire:
                 return f"{name}: Field required"
         return None
 
+    def check_history(
+        self, body: dict[str, Any], model: str, ledger: ReasoningLedger
+    ) -> Fault | None:
+        """Thinking blocks echoed intact; with thinking on, the assistant turn of the last
+        tool round starting with the thinking it had; a paused turn sent back unchanged."""
+        messages = [as_object(message) for message in as_list(body.get("messages"))]
+        for index, message in enumerate(messages):
+            if message.get("role") == "assistant":
+                problem = _altered_block(index, _blocks(message), ledger)
+                if problem is not None:
+                    return Fault.bad_request(problem)
+        last = max(
+            (i for i, message in enumerate(messages) if message.get("role") == "assistant"),
+            default=None,
+        )
+        if last is None:
+            return None
+        blocks = _blocks(messages[last])
+        thinking_on = as_object(body.get("thinking")).get("type") in ("enabled", "adaptive")
+        if not thinking_on:
+            for position, block in enumerate(blocks):
+                if last == len(messages) - 1 and block.get("type") in _THINKING_BLOCKS:
+                    return Fault.bad_request(
+                        f"messages.{last}.content.{position}: When thinking is disabled, an "
+                        "`assistant` message in the final position cannot contain `thinking`. "
+                        "To use thinking blocks, enable `thinking` in your request."
+                    )
+            return None
+        thought = any(
+            block.get("type") == "tool_use"
+            and ledger.recall(f"anthropic:thought:{block.get('id')}") is True
+            for block in blocks
+        )
+        first = str(blocks[0].get("type")) if blocks else "nothing"
+        if thought and first not in _THINKING_BLOCKS:
+            return Fault.bad_request(
+                f"messages.{last}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                f"but found `{first}`. When `thinking` is enabled, a final `assistant` message "
+                "must start with a thinking block (preceeding the lastmost set of `tool_use` "
+                "and `tool_result` blocks). We recommend you include thinking blocks from "
+                "previous turns. To avoid this requirement, disable `thinking`. Please "
+                f"consult our documentation at {_DOCS}"
+            )
+        return None
+
     def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
         names: dict[str, str] = {}
         results: list[ToolResultView] = []
@@ -178,3 +276,34 @@ class AnthropicWire:
     def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
         names = (as_str(as_object(tool).get("name")) for tool in as_list(body.get("tools")))
         return tuple(name for name in names if name is not None)
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [as_object(block) for block in as_list(message.get("content"))]
+
+
+def _altered_block(index: int, blocks: list[dict[str, Any]], ledger: ReasoningLedger) -> str | None:
+    """Why an assistant message's thinking or paused blocks are not as the emulator sent
+    them, or None (blocks it did not make are not its to judge)."""
+    for position, block in enumerate(blocks):
+        kind = block.get("type")
+        if kind == "thinking" and opens(block.get("signature"), block.get("thinking")) is False:
+            return f"messages.{index}.content.{position}: Invalid `signature` in `thinking` block"
+        if kind == "redacted_thinking" and intact(block.get("data")) is False:
+            return (
+                f"messages.{index}.content.{position}: Invalid `data` in `redacted_thinking` block"
+            )
+        if kind == "server_tool_use":
+            paused = ledger.recall(f"anthropic:paused:{block.get('id')}")
+            if paused is not None and not _contains(blocks, list(paused)):
+                return (
+                    f"messages.{index}: a paused turn (`pause_turn`) must be sent back "
+                    "unchanged to continue it (wink emulator)"
+                )
+    return None
+
+
+def _contains(blocks: list[dict[str, Any]], run: list[dict[str, Any]]) -> bool:
+    """Whether `run` appears in `blocks`, in order and unbroken."""
+    size = len(run)
+    return any(blocks[start : start + size] == run for start in range(len(blocks) - size + 1))

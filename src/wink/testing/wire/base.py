@@ -10,6 +10,7 @@ from ..faults import Fault
 from ..formats import IdSource, seconds_text
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
+from ..thinking import ReasoningLedger
 from ..turns import Turn
 
 __all__ = [
@@ -34,6 +35,7 @@ class WireContext:
     ids: IdSource
     rate: RateSnapshot | None = None
     google_call_ids: bool = False
+    ledger: ReasoningLedger | None = None  # what a follow-up must carry back
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,14 @@ class WireFormat(Protocol):
 
     def validate(self, body: dict[str, Any]) -> str | None:
         """A 400 message when required fields are missing, else None."""
+        ...
+
+    def check_history(
+        self, body: dict[str, Any], model: str, ledger: ReasoningLedger
+    ) -> Fault | None:
+        """The 400 the real API gives when the request sends the model's earlier turns
+        back wrong (thinking dropped or altered, a reasoning item without its item), else
+        None."""
         ...
 
     def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:

@@ -8,6 +8,7 @@ from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, proto_duration
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
+from ..thinking import ReasoningLedger, seal
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
 
@@ -98,13 +99,25 @@ class GoogleWire:
 
     def _candidate(self, turn: Turn, ctx: WireContext) -> dict[str, Any]:
         parts: list[dict[str, Any]] = []
+        if _includes_thoughts(ctx.body):
+            parts.extend(
+                {"text": thought.text, "thought": True}
+                for thought in turn.thinking
+                if not thought.redacted
+            )
         if turn.content is not None:
             parts.append({"text": turn.content})
+        calls: list[dict[str, Any]] = []
         for call in turn.calls:
             function_call: dict[str, Any] = {"name": call.name, "args": call.arguments}
             if ctx.google_call_ids:
                 function_call["id"] = call.id or ctx.ids.google_call()
-            parts.append({"functionCall": function_call})
+            calls.append({"functionCall": function_call})
+        parts.extend(calls)
+        if (turn.thinking or _signs_every_step(ctx.model)) and parts:
+            # Gemini signs the first call of a step, or the last part of an answer.
+            signed = calls[0] if calls else parts[-1]
+            signed["thoughtSignature"] = seal("\n".join(t.text for t in turn.thinking))
         candidate: dict[str, Any] = {}
         if parts:
             candidate["content"] = {"parts": parts, "role": "model"}
@@ -201,6 +214,40 @@ class GoogleWire:
             return "* GenerateContentRequest.contents: contents is not specified\n"
         return None
 
+    def check_history(
+        self, body: dict[str, Any], model: str, ledger: ReasoningLedger
+    ) -> Fault | None:
+        """Gemini 3 refuses a step of the current turn (the model contents since the last
+        user text) whose first `functionCall` part lost its thought signature."""
+        if not _signs_every_step(model):
+            return None
+        contents = [as_object(content) for content in as_list(body.get("contents"))]
+        start = max(
+            (
+                index
+                for index, content in enumerate(contents)
+                if content.get("role") == "user"
+                and any("text" in as_object(part) for part in as_list(content.get("parts")))
+            ),
+            default=-1,
+        )
+        for index in range(start + 1, len(contents)):
+            content = contents[index]
+            if content.get("role") != "model":
+                continue
+            parts = [as_object(part) for part in as_list(content.get("parts"))]
+            first = next((part for part in parts if "functionCall" in part), None)
+            if first is not None and not first.get("thoughtSignature"):
+                name = as_str(as_object(first["functionCall"]).get("name")) or ""
+                return Fault.bad_request(
+                    "Function call is missing a thought_signature in functionCall parts. This "
+                    "is required for tools to work correctly, and missing thought_signature "
+                    "may lead to degraded model performance. Additional data, function call "
+                    f"`default_api:{name}` , position {index + 1}. Please refer to "
+                    "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+                )
+        return None
+
     def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
         results: list[ToolResultView] = []
         for content in as_list(body.get("contents")):
@@ -222,3 +269,16 @@ class GoogleWire:
                 if name is not None:
                     names.append(name)
         return tuple(names)
+
+
+def _signs_every_step(model: str) -> bool:
+    """Gemini 3 always thinks, signs every step and checks the signatures come back."""
+    return model.removeprefix("models/").startswith("gemini-3")
+
+
+def _includes_thoughts(body: dict[str, Any]) -> bool:
+    """`generationConfig.thinkingConfig.includeThoughts`; the API reads the proto field
+    names too (google-genai sends `include_thoughts`), so does the emulator."""
+    generation = as_object(body.get("generationConfig", body.get("generation_config")))
+    config = as_object(generation.get("thinkingConfig", generation.get("thinking_config")))
+    return config.get("includeThoughts", config.get("include_thoughts")) is True

@@ -8,6 +8,7 @@ from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, go_duration
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
+from ..thinking import ReasoningLedger
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
 
@@ -99,6 +100,12 @@ class OpenAIWireBase:
 
     def wrong_shape(self, ctx: WireContext) -> dict[str, Any]:
         return {"foo": 1}
+
+    def check_history(
+        self, body: dict[str, Any], model: str, ledger: ReasoningLedger
+    ) -> Fault | None:
+        """Chat Completions takes no reasoning back: nothing to check."""
+        return None
 
     def _rate_limited(self, fault: Fault, ctx: WireContext) -> Rendered:
         wait = fault.retry_after

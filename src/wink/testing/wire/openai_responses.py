@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump
 from ..records import Provider, ToolResultView
+from ..thinking import ReasoningLedger, seal
 from ..turns import Turn
 from .base import Rendered, WireContext
 from .openai import OpenAIWireBase
@@ -38,7 +40,7 @@ class OpenAIResponsesWire(OpenAIWireBase):
             "output": output,
             "parallel_tool_calls": request.get("parallel_tool_calls", True),
             "previous_response_id": request.get("previous_response_id"),
-            "reasoning": {"effort": None, "summary": None},
+            "reasoning": {"effort": None, "summary": None, **as_object(request.get("reasoning"))},
             "store": request.get("store", True),
             "temperature": request.get("temperature", 1.0),
             "text": request.get("text", {"format": {"type": "text"}}),
@@ -60,6 +62,8 @@ class OpenAIResponsesWire(OpenAIWireBase):
 
     def _output(self, turn: Turn, ctx: WireContext) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
+        if turn.thinking:
+            items.append(self._reasoning(turn, ctx))
         if turn.content is not None:
             if turn.finish == "refusal":
                 part: dict[str, Any] = {"type": "refusal", "refusal": turn.content}
@@ -85,7 +89,30 @@ class OpenAIResponsesWire(OpenAIWireBase):
             }
             for call in turn.calls
         )
+        if turn.thinking and len(items) > 1 and ctx.ledger is not None:
+            # The reasoning item must come back followed by the item it led to, and that
+            # item with it (the real API pairs them by id).
+            reasoning_id, following_id = items[0]["id"], items[1]["id"]
+            ctx.ledger.remember(f"responses:follows:{reasoning_id}", following_id)
+            ctx.ledger.remember(f"responses:reasoning_of:{following_id}", reasoning_id)
         return items
+
+    def _reasoning(self, turn: Turn, ctx: WireContext) -> dict[str, Any]:
+        """One reasoning item: summary parts when the request asks for a summary, the
+        encrypted content when it includes it."""
+        request = ctx.body
+        summary = as_object(request.get("reasoning")).get("summary") is not None
+        shown = [thought.text for thought in turn.thinking if not thought.redacted]
+        item: dict[str, Any] = {
+            "id": ctx.ids.response_item("rs"),
+            "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": text} for text in shown]
+            if summary
+            else [],
+        }
+        if "reasoning.encrypted_content" in as_list(request.get("include")):
+            item["encrypted_content"] = seal("\n".join(t.text for t in turn.thinking))
+        return item
 
     def wrong_shape(self, ctx: WireContext) -> dict[str, Any]:
         return {"id": ctx.ids.response(), "object": "response", "output": None}
@@ -93,6 +120,33 @@ class OpenAIResponsesWire(OpenAIWireBase):
     def validate(self, body: dict[str, Any]) -> str | None:
         if "model" not in body:
             return "Missing required parameter: 'model'."
+        return None
+
+    def check_history(
+        self, body: dict[str, Any], model: str, ledger: ReasoningLedger
+    ) -> Fault | None:
+        """A reasoning item the emulator made must be followed by the item it led to, and
+        that item must not come without it: the real API's two 400s."""
+        items = [as_object(item) for item in as_list(body.get("input"))]
+        for index, item in enumerate(items):
+            item_id = as_str(item.get("id"))
+            if item_id is None:
+                continue
+            following = ledger.recall(f"responses:follows:{item_id}")
+            after = as_str(items[index + 1].get("id")) if index + 1 < len(items) else None
+            if following is not None and after != following:
+                return _bad_input(
+                    f"Item '{item_id}' of type 'reasoning' was provided without its required "
+                    "following item."
+                )
+            reasoning = ledger.recall(f"responses:reasoning_of:{item_id}")
+            before = as_str(items[index - 1].get("id")) if index > 0 else None
+            if reasoning is not None and before != reasoning:
+                kind = as_str(item.get("type")) or "message"
+                return _bad_input(
+                    f"Item '{item_id}' of type '{kind}' was provided without its required "
+                    f"'reasoning' item: '{reasoning}'."
+                )
         return None
 
     def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
@@ -112,3 +166,7 @@ class OpenAIResponsesWire(OpenAIWireBase):
     def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
         names = (as_str(as_object(tool).get("name")) for tool in as_list(body.get("tools")))
         return tuple(name for name in names if name is not None)
+
+
+def _bad_input(message: str) -> Fault:
+    return Fault.bad_request(message, param="input")
