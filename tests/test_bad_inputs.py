@@ -10,12 +10,14 @@ import os
 import subprocess
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 import wink
+from tests.helpers.adapters import KEY
+from tests.helpers.prompts import HELLO
 from wink import (
     ConfigurationError,
     InvalidArgumentError,
@@ -27,17 +29,7 @@ from wink import (
     WinkError,
     create_adapter,
 )
-from wink.testing import ProviderEmulator, Turn
-
-KEY = "sk-test-bad-inputs-0123456789"
-PROMPT = Prompt(name="hi", sections=[MarkdownSection(key="t", title="T", template="Hi.")])
-
-
-@pytest.fixture
-def emulator() -> Iterator[ProviderEmulator]:
-    with ProviderEmulator(default_turn=Turn.text("ok")) as emu:
-        yield emu
-
+from wink.testing import ProviderEmulator
 
 # --- create_adapter
 
@@ -172,7 +164,7 @@ def test_evaluate_refuses_arguments_of_the_wrong_type(
     adapter = create_adapter("openai:gpt-4.1", base_url=emulator.base_url("openai"), api_key=KEY)
     arguments: dict[str, Any] = {"session": Session(), name: value}
     with pytest.raises(InvalidArgumentError) as info:
-        adapter.evaluate(PROMPT, **arguments)
+        adapter.evaluate(HELLO, **arguments)
     assert info.value.argument == name
     assert emulator.requests == []
 
@@ -195,7 +187,7 @@ def test_no_api_key_is_a_request_side_error_naming_the_variable(
         monkeypatch.delenv(name, raising=False)
     adapter = create_adapter(spec)
     with pytest.raises(PromptEvaluationError) as info:
-        adapter.evaluate(PROMPT, session=Session())
+        adapter.evaluate(HELLO, session=Session())
     assert info.value.phase == "request"
     assert variables[0] in str(info.value)
     assert isinstance(info.value.__cause__, ConfigurationError)

@@ -8,75 +8,24 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
+from tests.helpers.adapters import KEY, MODELS, NO_RETRY, PROVIDERS, make_adapter
+from tests.helpers.prompts import Answer, make_prompt
 from wink import (
     Budget,
     Deadline,
     DeadlineExceededError,
-    MarkdownSection,
-    Prompt,
     PromptEvaluationError,
     RetryPolicy,
     Session,
     ThrottleError,
-    Tool,
-    ToolContext,
     ToolInvoked,
-    ToolResult,
     create_adapter,
 )
-from wink.adapters.base import ProviderAdapter
 from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
-
-PROVIDERS = ["openai", "openai-responses", "anthropic", "google"]
-MODELS = {
-    "openai": "gpt-4.1",
-    "openai-responses": "gpt-4.1",
-    "anthropic": "claude-sonnet-4-6",
-    "google": "gemini-2.5-flash",
-}
-SECRET = "sk-test-THIS-KEY-MUST-NEVER-LEAK-0123456789"
-NO_RETRY = RetryPolicy(max_attempts=1)
-
-
-@dataclass(frozen=True)
-class CityParams:
-    city: str
-
-
-@dataclass(frozen=True)
-class Weather:
-    summary: str
-
-
-@dataclass(frozen=True)
-class Answer:
-    city: str
-    degrees: int
-
-
-def weather(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
-    if params.city != "Paris":
-        return ToolResult.error(f"no station in {params.city}")
-    return ToolResult.ok(Weather("sunny"), message="report")
-
-
-def crash(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
-    raise RuntimeError("sensor offline")
-
-
-def make_prompt(output_type: type[Any] | None = None) -> Prompt:
-    tools = [
-        Tool(name="weather", description="Weather by city", handler=weather),
-        Tool(name="crash", description="Always crashes", handler=crash),
-    ]
-    section = MarkdownSection(key="task", title="Task", template="Weather?", tools=tools)
-    return Prompt(name="matrix", sections=[section], output_type=output_type)
 
 
 class Recorder:
@@ -89,22 +38,6 @@ class Recorder:
     def __call__(self, request: EmulatedRequest) -> Turn | None:
         self.seen.append(request)
         return self.turns.popleft() if self.turns else None
-
-
-@pytest.fixture
-def emulator() -> Iterator[ProviderEmulator]:
-    with ProviderEmulator() as emu:
-        yield emu
-
-
-def make_adapter(provider: str, emu: ProviderEmulator, **options: Any) -> ProviderAdapter:
-    options.setdefault("retry_policy", NO_RETRY)
-    options.setdefault("api_key", SECRET)
-    return create_adapter(
-        f"{provider}:{MODELS[provider]}",
-        base_url=emu.base_url(provider),
-        **options,  # type: ignore[arg-type]
-    )
 
 
 @pytest.fixture(params=PROVIDERS)
@@ -340,8 +273,8 @@ def test_secrets_never_leak(
         adapter.evaluate(make_prompt(), session=Session())
     error = info.value
     for text in (str(error), repr(error), repr(error.provider_payload), repr(adapter)):
-        assert SECRET not in text
-    assert all(SECRET not in record.getMessage() for record in caplog.records)
+        assert KEY not in text
+    assert all(KEY not in record.getMessage() for record in caplog.records)
     assert emulator.requests[0].headers.get("authorization", "") in {"", "[redacted]"}
 
 
@@ -428,7 +361,7 @@ def test_a_callers_client_keeps_its_settings_but_not_its_retries(
     import openai
 
     kind = openai.OpenAI if provider == "openai" else anthropic.Anthropic
-    mine = kind(api_key=SECRET, base_url=emulator.base_url(provider))  # SDK default: 2 retries
+    mine = kind(api_key=KEY, base_url=emulator.base_url(provider))  # SDK default: 2 retries
     emulator.inject(Fault.rate_limit(retry_after=0.01))
     adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine, retry_policy=NO_RETRY)
     with pytest.raises(ThrottleError) as info:
@@ -451,7 +384,7 @@ def test_a_callers_sync_client_serves_evaluate_async_without_blocking_the_loop(
     import openai
 
     kind = openai.OpenAI if provider == "openai" else anthropic.Anthropic
-    mine = kind(api_key=SECRET, base_url=emulator.base_url(provider))
+    mine = kind(api_key=KEY, base_url=emulator.base_url(provider))
     emulator.set_script(lambda request: Turn.text("ok"))
     emulator.inject(Fault.latency(0.2))
     adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
@@ -484,7 +417,7 @@ def test_a_callers_async_client_is_refused_by_sync_evaluate_with_the_reason(
     import openai
 
     kind = openai.AsyncOpenAI if provider == "openai" else anthropic.AsyncAnthropic
-    mine = kind(api_key=SECRET, base_url=emulator.base_url(provider))
+    mine = kind(api_key=KEY, base_url=emulator.base_url(provider))
     emulator.set_script(lambda request: Turn.text("ok"))
     adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
     with pytest.raises(PromptEvaluationError, match="evaluate_async") as info:

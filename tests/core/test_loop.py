@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.adapters import FAST_RETRY
+from tests.helpers.prompts import WEATHER_TOOL, Answer, make_prompt
 from wink import (
     Budget,
     Deadline,
@@ -24,62 +25,12 @@ from wink import (
     Session,
     ThrottleDetails,
     ThrottleError,
-    Tool,
-    ToolContext,
     ToolInvoked,
-    ToolResult,
     Usage,
     WinkError,
 )
 from wink.core.messages import ModelRequest, ModelResponse, ToolResultMessage
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
-
-
-@dataclass(frozen=True)
-class CityParams:
-    city: str
-
-
-@dataclass(frozen=True)
-class Weather:
-    summary: str
-
-
-@dataclass(frozen=True)
-class Answer:
-    city: str
-    degrees: int
-
-
-def weather(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
-    if params.city != "Paris":
-        return ToolResult.error(f"no station in {params.city}", code="not_found")
-    return ToolResult.ok(Weather("sunny"), message="report")
-
-
-def crash(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
-    raise RuntimeError("sensor offline")
-
-
-def make_prompt(output_type: type[Any] | None = None) -> Prompt:
-    return Prompt(
-        name="weather",
-        sections=[
-            MarkdownSection(
-                key="task",
-                title="Task",
-                template="Weather in Paris?",
-                tools=[
-                    Tool(name="weather", description="Weather by city", handler=weather),
-                    Tool(name="crash", description="Always crashes", handler=crash),
-                ],
-            )
-        ],
-        output_type=output_type,
-    )
-
-
-FAST = RetryPolicy(max_attempts=3, initial_delay=0.001, max_delay=0.002)
 
 
 def tool_messages(request: ModelRequest) -> list[ToolResultMessage]:
@@ -99,7 +50,7 @@ def test_tool_failures_go_back_and_the_model_recovers() -> None:
             tool_turn(call("weather", {"city": "Paris"}, id="f")),
             final("It is sunny in Paris."),
         ],
-        retry_policy=FAST,
+        retry_policy=FAST_RETRY,
     )
     session = Session()
     response = adapter.evaluate(make_prompt(), session=session)
@@ -157,7 +108,7 @@ def test_throttle_is_retried_then_succeeds() -> None:
     throttle = ThrottleError(
         "HTTP 429", prompt_name="weather", details=ThrottleDetails("rate_limit", retry_after=0.001)
     )
-    adapter = ScriptedAdapter([throttle, final("ok")], retry_policy=FAST)
+    adapter = ScriptedAdapter([throttle, final("ok")], retry_policy=FAST_RETRY)
     assert adapter.evaluate(make_prompt(), session=Session()).text == "ok"
 
 
@@ -167,7 +118,7 @@ def test_throttle_gives_up_with_attempts_counted() -> None:
             "HTTP 503", prompt_name="weather", details=ThrottleDetails("overloaded")
         )
 
-    adapter = ScriptedAdapter([throttled(), throttled(), throttled()], retry_policy=FAST)
+    adapter = ScriptedAdapter([throttled(), throttled(), throttled()], retry_policy=FAST_RETRY)
     with pytest.raises(ThrottleError) as info:
         adapter.evaluate(make_prompt(), session=Session())
     assert info.value.details.attempts == 3
@@ -180,7 +131,7 @@ def test_quota_exhausted_is_not_retried() -> None:
         prompt_name="weather",
         details=ThrottleDetails("quota_exhausted", retry_safe=False),
     )
-    adapter = ScriptedAdapter([quota, final("never")], retry_policy=FAST)
+    adapter = ScriptedAdapter([quota, final("never")], retry_policy=FAST_RETRY)
     with pytest.raises(ThrottleError) as info:
         adapter.evaluate(make_prompt(), session=Session())
     assert info.value.details.kind == "quota_exhausted"
@@ -189,7 +140,7 @@ def test_quota_exhausted_is_not_retried() -> None:
 
 def test_request_errors_are_not_retried() -> None:
     bad = PromptEvaluationError("HTTP 400", prompt_name="weather", phase="request")
-    adapter = ScriptedAdapter([bad, final("never")], retry_policy=FAST)
+    adapter = ScriptedAdapter([bad, final("never")], retry_policy=FAST_RETRY)
     with pytest.raises(PromptEvaluationError):
         adapter.evaluate(make_prompt(), session=Session())
     assert len(adapter.requests) == 1
@@ -284,7 +235,7 @@ steps = st.lists(
 @settings(max_examples=60, deadline=None)
 @given(script=steps)
 def test_every_exception_escaping_the_loop_is_a_wink_error(script: list[Any]) -> None:
-    adapter = ScriptedAdapter(script, retry_policy=FAST, max_failed_tool_rounds=3)
+    adapter = ScriptedAdapter(script, retry_policy=FAST_RETRY, max_failed_tool_rounds=3)
     with contextlib.suppress(WinkError):
         adapter.evaluate(make_prompt(), session=Session(), budget=Budget(max_requests=8))
 
@@ -296,7 +247,7 @@ def test_a_timeout_past_the_deadline_is_a_deadline_error() -> None:
         time.sleep(0.06)
         return ThrottleError("timed out", prompt_name="weather", details=ThrottleDetails("timeout"))
 
-    adapter = ScriptedAdapter([slow, final("late")], retry_policy=FAST)
+    adapter = ScriptedAdapter([slow, final("late")], retry_policy=FAST_RETRY)
     with pytest.raises(DeadlineExceededError) as info:
         adapter.evaluate(make_prompt(), session=Session(), deadline=Deadline(at=0.05))
     assert isinstance(info.value.__cause__, ThrottleError)
@@ -337,7 +288,7 @@ def test_visibility_expansion_through_the_loop() -> None:
                 title="Manual",
                 template="The secret is 42.",
                 summary="A manual.",
-                tools=[Tool(name="weather", description="Weather by city", handler=weather)],
+                tools=[WEATHER_TOOL],
             ),
         ],
     )

@@ -11,11 +11,12 @@ import socket
 import threading
 import traceback
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 
+from tests.helpers.adapters import KEY, make_adapter
+from tests.helpers.prompts import HELLO
 from wink import (
     Deadline,
     DeadlineExceededError,
@@ -31,23 +32,6 @@ from wink import (
 )
 from wink.core.runtime import in_sync_call, run_sync
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
-
-KEY = "sk-test-runtime-0123456789"
-
-
-def hello() -> Prompt:
-    return Prompt(name="hello", sections=[MarkdownSection(key="t", title="T", template="Hi.")])
-
-
-@pytest.fixture
-def emulator() -> Iterator[ProviderEmulator]:
-    with ProviderEmulator(default_turn=Turn.text("ok")) as emu:
-        yield emu
-
-
-def openai_adapter(emu: ProviderEmulator, **options: object):  # type: ignore[no-untyped-def]
-    return create_adapter("openai:gpt-4.1", base_url=emu.base_url("openai"), api_key=KEY, **options)
-
 
 # --- which task may block
 
@@ -74,21 +58,21 @@ class Fan:
 
 
 def test_sub_evaluations_gathered_in_a_tool_run_concurrently_under_evaluate(
-    emulator: ProviderEmulator,
+    ok_emulator: ProviderEmulator,
 ) -> None:
     """An async tool that gathers evaluations gets async clients, so they overlap."""
-    adapter = openai_adapter(emulator)
+    adapter = make_adapter("openai", ok_emulator)
     inner_flags: list[bool] = []
 
     async def fan_out(params: Fan, *, context: ToolContext) -> ToolResult[str]:
         async def one() -> str | None:
             inner_flags.append(in_sync_call())
-            return (await adapter.evaluate_async(hello(), session=Session())).text
+            return (await adapter.evaluate_async(HELLO, session=Session())).text
 
         answers = await asyncio.gather(*(one() for _ in range(params.count)))
         return ToolResult.ok(",".join(a or "" for a in answers))
 
-    emulator.set_script(
+    ok_emulator.set_script(
         [
             Turn.tool_calls(EmulatedToolCall("fan_out", {"count": 4})),
             *[Turn.text("sub")] * 4,
@@ -118,15 +102,15 @@ def _open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def test_a_thread_per_call_leaves_no_loop_or_socket_behind(emulator: ProviderEmulator) -> None:
-    adapter = openai_adapter(emulator)
-    adapter.evaluate(hello(), session=Session())  # warm: the one sync client and its pool
+def test_a_thread_per_call_leaves_no_loop_or_socket_behind(ok_emulator: ProviderEmulator) -> None:
+    adapter = make_adapter("openai", ok_emulator)
+    adapter.evaluate(HELLO, session=Session())  # warm: the one sync client and its pool
     gc.collect()
     before = _open_fds()
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResourceWarning)
         for _ in range(40):
-            thread = threading.Thread(target=lambda: adapter.evaluate(hello(), session=Session()))
+            thread = threading.Thread(target=lambda: adapter.evaluate(HELLO, session=Session()))
             thread.start()
             thread.join()
         gc.collect()
@@ -135,14 +119,14 @@ def test_a_thread_per_call_leaves_no_loop_or_socket_behind(emulator: ProviderEmu
 
 
 def test_evaluate_inside_a_running_loop_closes_what_it_opened(
-    emulator: ProviderEmulator,
+    ok_emulator: ProviderEmulator,
 ) -> None:
     adapter = create_adapter(
-        "anthropic:claude-sonnet-4-6", base_url=emulator.base_url("anthropic"), api_key=KEY
+        "anthropic:claude-sonnet-4-6", base_url=ok_emulator.base_url("anthropic"), api_key=KEY
     )
 
     async def notebook_cell() -> str | None:
-        return adapter.evaluate(hello(), session=Session()).text  # Jupyter-style call
+        return adapter.evaluate(HELLO, session=Session()).text  # Jupyter-style call
 
     assert asyncio.run(notebook_cell()) == "ok"
     assert adapter._clients.open_clients == 1  # the sync client only: no loop-bound one
@@ -153,11 +137,11 @@ def test_evaluate_inside_a_running_loop_closes_what_it_opened(
 # --- clean tracebacks
 
 
-def test_a_sync_failure_has_a_clean_traceback(emulator: ProviderEmulator) -> None:
-    adapter = openai_adapter(emulator, retry_policy=RetryPolicy(max_attempts=1))
-    emulator.inject(Fault.rate_limit(retry_after=0.01))
+def test_a_sync_failure_has_a_clean_traceback(ok_emulator: ProviderEmulator) -> None:
+    adapter = make_adapter("openai", ok_emulator)
+    ok_emulator.inject(Fault.rate_limit(retry_after=0.01))
     with pytest.raises(ThrottleError) as info:
-        adapter.evaluate(hello(), session=Session())
+        adapter.evaluate(HELLO, session=Session())
     text = "".join(traceback.format_exception(info.value))
     assert "no running event loop" not in text
     assert "During handling of the above exception" not in text
@@ -221,8 +205,8 @@ def test_a_body_trickling_past_the_deadline_is_cut_at_the_deadline(mode: str) ->
 
     def evaluate() -> object:
         if mode == "sync":
-            return adapter.evaluate(hello(), session=Session(), deadline=deadline)
-        return asyncio.run(adapter.evaluate_async(hello(), session=Session(), deadline=deadline))
+            return adapter.evaluate(HELLO, session=Session(), deadline=deadline)
+        return asyncio.run(adapter.evaluate_async(HELLO, session=Session(), deadline=deadline))
 
     with pytest.raises(DeadlineExceededError):
         evaluate()
@@ -235,16 +219,16 @@ def test_a_body_trickling_past_the_deadline_is_cut_at_the_deadline(mode: str) ->
 
 
 def test_a_huge_retry_after_holds_the_adapter_no_longer_than_the_policy_cap(
-    emulator: ProviderEmulator,
+    ok_emulator: ProviderEmulator,
 ) -> None:
     policy = RetryPolicy(max_attempts=1, max_retry_after=0.2)
-    adapter = openai_adapter(emulator, retry_policy=policy)
-    emulator.inject(Fault.rate_limit(retry_after=86400))
+    adapter = make_adapter("openai", ok_emulator, retry_policy=policy)
+    ok_emulator.inject(Fault.rate_limit(retry_after=86400))
     with pytest.raises(ThrottleError) as info:
-        adapter.evaluate(hello(), session=Session())
+        adapter.evaluate(HELLO, session=Session())
     assert info.value.details.retry_after_seconds == 86400  # what the provider asked
     # The next evaluation waits out the capped window, not a day; with a deadline of 5 s
     # it is not refused at once as "outlasts the deadline".
-    response = adapter.evaluate(hello(), session=Session(), deadline=Deadline(5))
+    response = adapter.evaluate(HELLO, session=Session(), deadline=Deadline(5))
     assert response.text == "ok"
     adapter.close()

@@ -1,0 +1,54 @@
+"""The prompts and tools the loop, matrix and runtime tests evaluate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wink import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
+
+
+@dataclass(frozen=True)
+class CityParams:
+    city: str
+
+
+@dataclass(frozen=True)
+class Weather:
+    summary: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The structured output `make_prompt(Answer)` asks for."""
+
+    city: str
+    degrees: int
+
+
+def weather(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
+    """Sunny in Paris; any other city is a failure the model can read."""
+    if params.city != "Paris":
+        return ToolResult.error(f"no station in {params.city}", code="not_found")
+    return ToolResult.ok(Weather("sunny"), message="report")
+
+
+def crash(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
+    """A handler with a bug: it always raises."""
+    raise RuntimeError("sensor offline")
+
+
+WEATHER_TOOL = Tool(name="weather", description="Weather by city", handler=weather)
+CRASH_TOOL = Tool(name="crash", description="Always crashes", handler=crash)
+
+
+def make_prompt(output_type: type[Any] | None = None) -> Prompt:
+    """One section offering `weather` and `crash`; `output_type` asks for structured output."""
+    section = MarkdownSection(
+        key="task", title="Task", template="Weather in Paris?", tools=[WEATHER_TOOL, CRASH_TOOL]
+    )
+    return Prompt(name="weather", sections=[section], output_type=output_type)
+
+
+HELLO = Prompt(name="hello", sections=[MarkdownSection(key="task", title="Task", template="Hi.")])
+"""A prompt with no tools: one request, one answer."""
