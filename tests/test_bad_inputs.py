@@ -9,7 +9,6 @@ import builtins
 import os
 import subprocess
 import sys
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -23,9 +22,7 @@ from wink import (
     InvalidArgumentError,
     MarkdownSection,
     Prompt,
-    PromptEvaluationError,
     Session,
-    UnsupportedSettingWarning,
     WinkError,
     create_adapter,
 )
@@ -88,16 +85,6 @@ def test_both_settings_and_loose_settings_is_refused() -> None:
         create_adapter(
             "openai:gpt-4.1", api_key=KEY, settings=wink.ModelSettings(), temperature=0.5
         )
-
-
-def test_a_setting_the_provider_cannot_honour_is_not_dropped_silently() -> None:
-    with pytest.warns(UnsupportedSettingWarning, match="seed"):
-        create_adapter("anthropic:claude-sonnet-4-6", api_key=KEY, seed=7)
-    with pytest.warns(UnsupportedSettingWarning, match="seed, stop"):
-        create_adapter("openai-responses:gpt-4.1", api_key=KEY, seed=7, stop=["x"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        create_adapter("openai:gpt-4.1", api_key=KEY, seed=7, stop="END")  # both honoured
 
 
 def test_a_missing_extra_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,27 +157,6 @@ def test_evaluate_refuses_arguments_of_the_wrong_type(
 
 
 # --- configuration that only shows when a request is made
-
-
-@pytest.mark.parametrize(
-    ("spec", "variables"),
-    [
-        ("anthropic:claude-sonnet-4-6", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")),
-        ("openai:gpt-4.1", ("OPENAI_API_KEY",)),
-        ("google:gemini-2.5-flash", ("GOOGLE_API_KEY", "GEMINI_API_KEY")),
-    ],
-)
-def test_no_api_key_is_a_request_side_error_naming_the_variable(
-    spec: str, variables: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for name in variables:
-        monkeypatch.delenv(name, raising=False)
-    adapter = create_adapter(spec)
-    with pytest.raises(PromptEvaluationError) as info:
-        adapter.evaluate(HELLO, session=Session())
-    assert info.value.phase == "request"
-    assert variables[0] in str(info.value)
-    assert isinstance(info.value.__cause__, ConfigurationError)
 
 
 # --- everything is a WinkError

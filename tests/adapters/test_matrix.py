@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.adapters import KEY, MODELS, NO_RETRY, PROVIDERS, make_adapter
+from tests.helpers.adapters import KEY, PROVIDERS, make_adapter
 from tests.helpers.prompts import Answer, make_prompt
 from wink import (
     Budget,
@@ -23,7 +23,6 @@ from wink import (
     Session,
     ThrottleError,
     ToolInvoked,
-    create_adapter,
 )
 from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
 
@@ -351,87 +350,6 @@ def test_sync_evaluate_uses_the_sdk_sync_client_and_async_the_async_one(
     closed = sync_client.is_closed
     assert closed() if callable(closed) else closed  # a method on the SDKs, a property on httpx2
     assert [request.provider for request in emulator.requests] == [provider] * 3
-
-
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_a_callers_client_keeps_its_settings_but_not_its_retries(
-    provider: str, emulator: ProviderEmulator
-) -> None:
-    import anthropic
-    import openai
-
-    kind = openai.OpenAI if provider == "openai" else anthropic.Anthropic
-    mine = kind(api_key=KEY, base_url=emulator.base_url(provider))  # SDK default: 2 retries
-    emulator.inject(Fault.rate_limit(retry_after=0.01))
-    adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine, retry_policy=NO_RETRY)
-    with pytest.raises(ThrottleError) as info:
-        adapter.evaluate(make_prompt(), session=Session())
-    assert info.value.details.attempts == 1
-    assert len(emulator.requests) == 1  # the SDK did not retry behind wink's back
-    assert mine.max_retries == 2  # the caller's object is left as it was
-    adapter.close()
-    assert not mine.is_closed()  # the caller's client is the caller's to close
-    mine.close()
-
-
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_a_callers_sync_client_serves_evaluate_async_without_blocking_the_loop(
-    provider: str, emulator: ProviderEmulator
-) -> None:
-    import asyncio
-
-    import anthropic
-    import openai
-
-    kind = openai.OpenAI if provider == "openai" else anthropic.Anthropic
-    mine = kind(api_key=KEY, base_url=emulator.base_url(provider))
-    emulator.set_script(lambda request: Turn.text("ok"))
-    emulator.inject(Fault.latency(0.2))
-    adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
-    ticks = 0
-
-    async def heartbeat() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    async def main() -> str | None:
-        beat = asyncio.create_task(heartbeat())
-        response = await adapter.evaluate_async(make_prompt(), session=Session())
-        beat.cancel()
-        return response.text
-
-    assert asyncio.run(main()) == "ok"
-    assert ticks >= 5  # the loop kept running while the sync SDK call was in flight
-    mine.close()
-
-
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_a_callers_async_client_is_refused_by_sync_evaluate_with_the_reason(
-    provider: str, emulator: ProviderEmulator
-) -> None:
-    import asyncio
-
-    import anthropic
-    import openai
-
-    kind = openai.AsyncOpenAI if provider == "openai" else anthropic.AsyncAnthropic
-    mine = kind(api_key=KEY, base_url=emulator.base_url(provider))
-    emulator.set_script(lambda request: Turn.text("ok"))
-    adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
-    with pytest.raises(PromptEvaluationError, match="evaluate_async") as info:
-        adapter.evaluate(make_prompt(), session=Session())
-    assert info.value.phase == "request"
-    assert emulator.requests == []  # nothing was sent
-
-    async def twice() -> list[str | None]:  # the same client, on its own loop, works
-        first = await adapter.evaluate_async(make_prompt(), session=Session())
-        second = await adapter.evaluate_async(make_prompt(), session=Session())
-        await mine.close()
-        return [first.text, second.text]
-
-    assert asyncio.run(twice()) == ["ok", "ok"]
 
 
 def test_one_adapter_serves_sync_callers_on_several_threads(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from typing import Any
 
@@ -185,21 +184,6 @@ def test_graceful_false_per_call_aborts() -> None:
     assert isinstance(info.value.__cause__, RuntimeError)
 
 
-def test_unexpected_exceptions_become_wink_errors() -> None:
-    adapter = ScriptedAdapter([ZeroDivisionError("bug in a translator")])
-    with pytest.raises(PromptEvaluationError) as info:
-        adapter.evaluate(make_prompt(), session=Session())
-    assert isinstance(info.value.__cause__, ZeroDivisionError)
-
-
-def test_evaluate_works_inside_a_running_loop() -> None:
-    async def main() -> str | None:
-        adapter = ScriptedAdapter([final("from inside a loop")])
-        return adapter.evaluate(make_prompt(), session=Session()).text
-
-    assert asyncio.run(main()) == "from inside a loop"
-
-
 async def test_evaluate_async() -> None:
     adapter = ScriptedAdapter([tool_turn(call("weather", {"city": "Paris"})), final("done")])
     response = await adapter.evaluate_async(make_prompt(), session=Session())
@@ -251,29 +235,6 @@ def test_a_timeout_past_the_deadline_is_a_deadline_error() -> None:
     with pytest.raises(DeadlineExceededError) as info:
         adapter.evaluate(make_prompt(), session=Session(), deadline=Deadline(at=0.05))
     assert isinstance(info.value.__cause__, ThrottleError)
-
-
-async def test_adapter_closes_the_clients_it_created() -> None:
-    closed: list[str] = []
-
-    class Client:
-        async def close(self) -> None:
-            closed.append("async")
-
-    adapter = ScriptedAdapter([final("one")])
-    adapter._make_client = lambda *, sync: Client()  # type: ignore[method-assign]
-    async with adapter:
-        await adapter.evaluate_async(make_prompt(), session=Session())
-    assert closed == ["async"]
-
-
-def test_a_client_passed_in_is_left_open() -> None:
-    class Client:
-        def close(self) -> None:
-            raise AssertionError("the caller's client must not be closed")
-
-    with ScriptedAdapter([final("one")], client=Client()) as adapter:
-        assert adapter.evaluate(make_prompt(), session=Session()).text == "one"
 
 
 def test_visibility_expansion_through_the_loop() -> None:

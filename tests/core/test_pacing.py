@@ -12,12 +12,11 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Generator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from tests.helpers.throttling import FakeDeadline
+from tests.helpers.throttling import FakeDeadline, fake_pacer
 from tests.helpers.wire import load_recording
 from wink.core.errors import ThrottleDetails, ThrottleError
 from wink.core.messages import RateLimitInfo
@@ -30,24 +29,6 @@ from wink.testing.wire.base import retry_headers
 from wink.testing.wire.openai import OpenAIChatWire
 
 # --- RequestPacer, on a fake clock
-
-
-@dataclass
-class FakeClock:
-    now: float = 100.0
-    slept: list[float] = field(default_factory=list[float])
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
-
-
-def fake_pacer() -> tuple[RequestPacer, FakeClock]:
-    clock = FakeClock()
-    return RequestPacer(clock=clock, sleep=clock.sleep), clock
 
 
 BUCKET_EMPTY = RateLimitInfo(limit_requests=1, remaining_requests=0, reset_requests=0.01)

@@ -1,13 +1,12 @@
-"""The sync/async model (`wink.core.runtime`, `wink.core.clients`, `wink.core.runner`),
-exercised through real adapters and SDKs against local servers."""
+"""The sync/async bridge (`wink.core.runtime`): which task may block, nothing left open
+per thread or loop, clean tracebacks; through real adapters and SDKs where it matters.
+The client pool and the runner have test_clients.py and test_runner.py."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
-import json
 import os
-import socket
 import threading
 import traceback
 import warnings
@@ -15,23 +14,20 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.helpers.adapters import KEY, make_adapter
-from tests.helpers.prompts import HELLO
+from tests.helpers.adapters import make_adapter
+from tests.helpers.prompts import HELLO, make_prompt
 from wink import (
-    Deadline,
-    DeadlineExceededError,
     MarkdownSection,
     Prompt,
-    RetryPolicy,
     Session,
     ThrottleError,
     Tool,
     ToolContext,
     ToolResult,
-    create_adapter,
 )
 from wink.core.runtime import in_sync_call, run_sync
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
+from wink.testing.scripted import ScriptedAdapter, final
 
 # --- which task may block
 
@@ -118,22 +114,6 @@ def test_a_thread_per_call_leaves_no_loop_or_socket_behind(ok_emulator: Provider
     adapter.close()
 
 
-def test_evaluate_inside_a_running_loop_closes_what_it_opened(
-    ok_emulator: ProviderEmulator,
-) -> None:
-    adapter = create_adapter(
-        "anthropic:claude-sonnet-4-6", base_url=ok_emulator.base_url("anthropic"), api_key=KEY
-    )
-
-    async def notebook_cell() -> str | None:
-        return adapter.evaluate(HELLO, session=Session()).text  # Jupyter-style call
-
-    assert asyncio.run(notebook_cell()) == "ok"
-    assert adapter._clients.open_clients == 1  # the sync client only: no loop-bound one
-    adapter.close()
-    assert adapter._clients.open_clients == 0
-
-
 # --- clean tracebacks
 
 
@@ -148,87 +128,12 @@ def test_a_sync_failure_has_a_clean_traceback(ok_emulator: ProviderEmulator) -> 
     adapter.close()
 
 
-# --- the deadline bounds the whole request
+# --- evaluate() inside a running loop (Jupyter, an async web handler)
 
 
-def _trickling_server(body: bytes, started: threading.Event, sent_all: threading.Event) -> int:
-    """A server that sends a valid answer one byte every 20 ms."""
-    listener = socket.create_server(("127.0.0.1", 0))
+def test_evaluate_works_inside_a_running_loop() -> None:
+    async def main() -> str | None:
+        adapter = ScriptedAdapter([final("from inside a loop")])
+        return adapter.evaluate(make_prompt(), session=Session()).text
 
-    def run() -> None:
-        connection, _ = listener.accept()
-        with connection:
-            connection.recv(65536)
-            head = (
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                f"content-length: {len(body)}\r\n\r\n"
-            )
-            connection.sendall(head.encode())
-            started.set()
-            try:
-                for index in range(len(body)):
-                    connection.sendall(body[index : index + 1])
-                    threading.Event().wait(0.02)
-            except OSError:  # the client hung up: what the deadline should cause
-                return
-            sent_all.set()
-        listener.close()
-
-    threading.Thread(target=run, daemon=True).start()
-    return listener.getsockname()[1]
-
-
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_a_body_trickling_past_the_deadline_is_cut_at_the_deadline(mode: str) -> None:
-    body = json.dumps(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "gpt-4.1",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": "x" * 200},
-                }
-            ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-    ).encode()  # ~350 bytes: ~7 s at 20 ms a byte
-    started, sent_all = threading.Event(), threading.Event()
-    port = _trickling_server(body, started, sent_all)
-    adapter = create_adapter(
-        "openai:gpt-4.1", base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, timeout=30
-    )
-    deadline = Deadline(0.5)
-
-    def evaluate() -> object:
-        if mode == "sync":
-            return adapter.evaluate(HELLO, session=Session(), deadline=deadline)
-        return asyncio.run(adapter.evaluate_async(HELLO, session=Session(), deadline=deadline))
-
-    with pytest.raises(DeadlineExceededError):
-        evaluate()
-    assert started.is_set()
-    assert not sent_all.is_set()  # it returned while the body was still arriving
-    adapter.close()
-
-
-# --- one bad retry-after does not hold the adapter
-
-
-def test_a_huge_retry_after_holds_the_adapter_no_longer_than_the_policy_cap(
-    ok_emulator: ProviderEmulator,
-) -> None:
-    policy = RetryPolicy(max_attempts=1, max_retry_after=0.2)
-    adapter = make_adapter("openai", ok_emulator, retry_policy=policy)
-    ok_emulator.inject(Fault.rate_limit(retry_after=86400))
-    with pytest.raises(ThrottleError) as info:
-        adapter.evaluate(HELLO, session=Session())
-    assert info.value.details.retry_after_seconds == 86400  # what the provider asked
-    # The next evaluation waits out the capped window, not a day; with a deadline of 5 s
-    # it is not refused at once as "outlasts the deadline".
-    response = adapter.evaluate(HELLO, session=Session(), deadline=Deadline(5))
-    assert response.text == "ok"
-    adapter.close()
+    assert asyncio.run(main()) == "from inside a loop"

@@ -3,11 +3,12 @@ pacer with, without a provider or a real clock."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tenacity import AsyncRetrying, RetryCallState
 
 from wink.core.errors import ThrottleDetails, ThrottleError, ThrottleKind
+from wink.core.pacing import RequestPacer
 
 
 def throttled(
@@ -50,3 +51,24 @@ def make_state(
         state.set_exception((type(error), error, None))
     state.upcoming_sleep = upcoming_sleep
     return state
+
+
+@dataclass
+class FakeClock:
+    """A monotonic clock that moves only when slept on."""
+
+    now: float = 100.0
+    slept: list[float] = field(default_factory=list[float])
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def fake_pacer() -> tuple[RequestPacer, FakeClock]:
+    """A pacer on a fake clock that starts at 100.0."""
+    clock = FakeClock()
+    return RequestPacer(clock=clock, sleep=clock.sleep), clock
