@@ -3,14 +3,30 @@ through the SDK, the request and response translation, and the error map."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import anthropic
 import pytest
 
+from tests.helpers.adapters import KEY
+from tests.helpers.prompts import WEATHER_SPEC
 from tests.helpers.sdk_errors import exception_classes, mapped, sdk_exception, status_response
 from tests.helpers.wire import load_recording, ok, replay, request_error
 from wink import ThrottleError
-from wink.adapters.anthropic import _map_errors
-from wink.core.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
+from wink.adapters.anthropic import AnthropicAdapter, _build_request, _map_errors, _parse_response
+from wink.adapters.options import ModelSettings
+from wink.core.messages import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    OutputSpec,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from wink.core.provider_errors import MalformedResponse
 
 # --- recorded traffic
 
@@ -98,3 +114,183 @@ def test_status_classes_pick_the_throttle_kind(status: int, kind: str) -> None:
     wink_error = mapped(_map_errors("p"), error)
     assert isinstance(wink_error, ThrottleError)
     assert wink_error.details.kind == kind
+
+
+# --- request building
+
+
+def body_for(*messages: Message, **fields: Any) -> dict[str, Any]:
+    settings = fields.pop("settings", ModelSettings())
+    return _build_request(ModelRequest("p", messages, **fields), "claude-sonnet-4-6", settings)
+
+
+def test_a_conversation_maps_to_alternating_turns_and_a_system_text() -> None:
+    calls = (
+        ToolCall("toolu_1", "weather", {"city": "Paris"}),
+        ToolCall("toolu_2", "weather", '{"city": '),  # not an object: echoed as {}
+    )
+    body = body_for(
+        SystemMessage("Be brief."),
+        UserMessage("Weather?"),
+        AssistantMessage(text="Checking.", tool_calls=calls),
+        ToolResultMessage("toolu_1", "weather", "sunny"),
+        ToolResultMessage("toolu_2", "weather", "not valid JSON", success=False),
+        UserMessage("And tomorrow?"),
+        SystemMessage("Use metric units."),
+    )
+    assert body == {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 4096,  # the API requires one
+        "system": "Be brief.\n\nUse metric units.",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Checking."},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "weather",
+                        "input": {"city": "Paris"},
+                    },
+                    {"type": "tool_use", "id": "toolu_2", "name": "weather", "input": {}},
+                ],
+            },
+            {  # the results and the next question: one user turn
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_2",
+                        "content": "not valid JSON",
+                        "is_error": True,
+                    },
+                    {"type": "text", "text": "And tomorrow?"},
+                ],
+            },
+        ],
+    }
+
+
+def test_structured_output_is_one_more_tool_after_the_prompts() -> None:
+    output = OutputSpec("Answer", {"type": "object", "properties": {"city": {"type": "string"}}})
+    body = body_for(UserMessage("hi"), tools=(WEATHER_SPEC,), output=output)
+    assert body["tools"] == [
+        {
+            "name": "weather",
+            "description": "Weather by city",
+            "input_schema": WEATHER_SPEC.parameters,
+        },
+        {
+            "name": "final_result_Answer",
+            "description": "Give the final answer as a Answer. Call this once, when done.",
+            "input_schema": output.schema,
+        },
+    ]
+
+
+def test_settings_use_the_messages_names() -> None:
+    settings = ModelSettings(
+        temperature=0.2, max_tokens=100, top_p=0.9, stop=("END",), extra={"top_k": 5}
+    )
+    body = body_for(UserMessage("hi"), settings=settings)
+    assert {key: value for key, value in body.items() if key not in ("model", "messages")} == {
+        "max_tokens": 100,
+        "temperature": 0.2,
+        "top_p": 0.9,
+        "stop_sequences": ["END"],
+        "top_k": 5,
+    }
+
+
+# --- response parsing
+
+USAGE = {"input_tokens": 12, "output_tokens": 5}
+
+
+@pytest.mark.parametrize(
+    ("reason", "expected"),
+    [
+        ("end_turn", "stop"),
+        ("stop_sequence", "stop"),
+        ("max_tokens", "length"),
+        ("model_context_window_exceeded", "length"),
+        ("refusal", "refusal"),
+        ("pause_turn", "other"),
+        ("something_new", "other"),
+    ],
+)
+def test_stop_reasons(reason: str, expected: str) -> None:
+    body = {"content": [{"type": "text", "text": "x"}], "stop_reason": reason, "usage": USAGE}
+    assert _parse_response(body).finish_reason == expected
+
+
+def test_text_and_calls_come_back_together_in_order() -> None:
+    body = {
+        "content": [
+            {"type": "thinking", "thinking": "...", "signature": "s"},
+            {"type": "text", "text": "Let me "},
+            {"type": "text", "text": "check."},
+            {"type": "tool_use", "id": "a", "name": "weather", "input": {"city": "Paris"}},
+            {"type": "tool_use", "id": "b", "name": "weather", "input": "Paris"},
+            {"type": "tool_use", "id": "c", "name": "weather", "input": ["Paris"]},
+        ],
+        "stop_reason": "tool_use",
+        "usage": USAGE,
+    }
+    response = _parse_response(body)
+    assert (response.text, response.finish_reason) == ("Let me check.", "tool_calls")
+    # an input that is not an object is kept raw, for the executor to report
+    assert [(c.id, c.arguments) for c in response.tool_calls] == [
+        ("a", {"city": "Paris"}),
+        ("b", "Paris"),
+        ("c", '["Paris"]'),
+    ]
+    assert response.raw is body
+
+
+def test_usage_counts_cache_reads_and_writes_as_input() -> None:
+    usage = {
+        "input_tokens": 10,
+        "cache_read_input_tokens": 2000,
+        "cache_creation_input_tokens": 300,
+        "output_tokens": 7,
+    }
+    body = {"content": [{"type": "text", "text": "x"}], "stop_reason": "end_turn", "usage": usage}
+    assert _parse_response(body).usage == Usage(
+        input_tokens=2310, output_tokens=7, cached_tokens=2000
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "content",
+        {"content": None, "usage": USAGE},
+        {"content": ["text"], "usage": USAGE},
+        {"content": [{"type": "text"}], "usage": USAGE},
+        {"content": [{"type": "tool_use", "name": "weather", "input": {}}], "usage": USAGE},
+        {"content": [{"type": "text", "text": "x"}], "stop_reason": "end_turn"},
+        {"content": [], "stop_reason": "tool_use", "usage": USAGE},
+    ],
+)
+def test_wrong_shapes_are_reported_not_crashed_on(body: Any) -> None:
+    with pytest.raises(MalformedResponse):
+        _parse_response(body)
+
+
+# --- the client
+
+
+def test_the_sdk_client_has_its_retries_off_and_the_adapters_timeout() -> None:
+    adapter = AnthropicAdapter("claude-sonnet-4-6", api_key=KEY, timeout=12.0)
+    sync_client, async_client = adapter._make_client(sync=True), adapter._make_client(sync=False)
+    assert (type(sync_client), type(async_client)) == (
+        anthropic.Anthropic,
+        anthropic.AsyncAnthropic,
+    )
+    for client in (sync_client, async_client):
+        assert (client.max_retries, client.timeout) == (0, 12.0)
+    sync_client.close()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wink import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
+from wink.core.messages import ToolSpec
 
 
 @dataclass(frozen=True)
@@ -52,3 +53,22 @@ def make_prompt(output_type: type[Any] | None = None) -> Prompt:
 
 HELLO = Prompt(name="hello", sections=[MarkdownSection(key="task", title="Task", template="Hi.")])
 """A prompt with no tools: one request, one answer."""
+
+
+# --- tools as a translator sees them (`ModelRequest.tools`)
+
+WEATHER_SPEC = ToolSpec(
+    "weather",
+    "Weather by city",
+    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+SEARCH_SPEC = ToolSpec(
+    "search",
+    "Search the web",
+    {
+        "type": "object",
+        "properties": {"q": {"type": "string"}, "limit": {"type": "integer", "default": 5}},
+        "required": ["q"],
+    },
+)
+"""`search` has an optional parameter: OpenAI's strict mode cannot express it."""
