@@ -9,22 +9,17 @@ import anthropic
 import pytest
 
 from tests.helpers.adapters import KEY
-from tests.helpers.prompts import WEATHER_SPEC
+from tests.helpers.prompts import CONVERSATION, WEATHER_SPEC
 from tests.helpers.sdk_errors import exception_classes, mapped, sdk_exception, status_response
-from tests.helpers.wire import load_recording, ok, replay, request_error
+from tests.helpers.wire import HI, failed_round, load_recording, ok, replay, request_error
 from wink import ThrottleError
 from wink.adapters.anthropic import AnthropicAdapter, _build_request, _map_errors, _parse_response
 from wink.adapters.options import ModelSettings
 from wink.core.messages import (
-    AssistantMessage,
-    Message,
     ModelRequest,
     OutputSpec,
-    SystemMessage,
     ToolCall,
-    ToolResultMessage,
     Usage,
-    UserMessage,
 )
 from wink.core.provider_errors import MalformedResponse
 
@@ -45,11 +40,7 @@ def test_anthropic_failed_result_renders_like_the_recording() -> None:
     assistant, user = load_recording(name)["request"]["body"]["messages"][-2:]
     use = next(block for block in assistant["content"] if block["type"] == "tool_use")
     [result] = user["content"]
-    messages = (
-        UserMessage("price?"),
-        AssistantMessage(tool_calls=(ToolCall(use["id"], use["name"], use["input"]),)),
-        ToolResultMessage(use["id"], use["name"], result["content"], success=False),
-    )
+    messages = failed_round(ToolCall(use["id"], use["name"], use["input"]), result["content"])
     outcome, emu, _ = replay("anthropic", name, messages)
     assert len(ok(outcome).tool_calls) == 1
     sent = emu.requests[0].body["messages"][-1]
@@ -119,26 +110,15 @@ def test_status_classes_pick_the_throttle_kind(status: int, kind: str) -> None:
 # --- request building
 
 
-def body_for(*messages: Message, **fields: Any) -> dict[str, Any]:
+def body_for(**fields: Any) -> dict[str, Any]:
+    """The Messages body for `messages` (default: one user question) and the other fields."""
     settings = fields.pop("settings", ModelSettings())
+    messages = fields.pop("messages", HI)
     return _build_request(ModelRequest("p", messages, **fields), "claude-sonnet-4-6", settings)
 
 
 def test_a_conversation_maps_to_alternating_turns_and_a_system_text() -> None:
-    calls = (
-        ToolCall("toolu_1", "weather", {"city": "Paris"}),
-        ToolCall("toolu_2", "weather", '{"city": '),  # not an object: echoed as {}
-    )
-    body = body_for(
-        SystemMessage("Be brief."),
-        UserMessage("Weather?"),
-        AssistantMessage(text="Checking.", tool_calls=calls),
-        ToolResultMessage("toolu_1", "weather", "sunny"),
-        ToolResultMessage("toolu_2", "weather", "not valid JSON", success=False),
-        UserMessage("And tomorrow?"),
-        SystemMessage("Use metric units."),
-    )
-    assert body == {
+    assert body_for(messages=CONVERSATION) == {
         "model": "claude-sonnet-4-6",
         "max_tokens": 4096,  # the API requires one
         "system": "Be brief.\n\nUse metric units.",
@@ -150,20 +130,22 @@ def test_a_conversation_maps_to_alternating_turns_and_a_system_text() -> None:
                     {"type": "text", "text": "Checking."},
                     {
                         "type": "tool_use",
-                        "id": "toolu_1",
+                        "id": "call_1",
                         "name": "weather",
                         "input": {"city": "Paris"},
                     },
-                    {"type": "tool_use", "id": "toolu_2", "name": "weather", "input": {}},
+                    # arguments that are not an object went back as a failure; the echo of
+                    # the call must still carry an object
+                    {"type": "tool_use", "id": "call_2", "name": "weather", "input": {}},
                 ],
             },
             {  # the results and the next question: one user turn
                 "role": "user",
                 "content": [
-                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"},
+                    {"type": "tool_result", "tool_use_id": "call_1", "content": "sunny"},
                     {
                         "type": "tool_result",
-                        "tool_use_id": "toolu_2",
+                        "tool_use_id": "call_2",
                         "content": "not valid JSON",
                         "is_error": True,
                     },
@@ -176,7 +158,7 @@ def test_a_conversation_maps_to_alternating_turns_and_a_system_text() -> None:
 
 def test_structured_output_is_one_more_tool_after_the_prompts() -> None:
     output = OutputSpec("Answer", {"type": "object", "properties": {"city": {"type": "string"}}})
-    body = body_for(UserMessage("hi"), tools=(WEATHER_SPEC,), output=output)
+    body = body_for(tools=(WEATHER_SPEC,), output=output)
     assert body["tools"] == [
         {
             "name": "weather",
@@ -195,7 +177,7 @@ def test_settings_use_the_messages_names() -> None:
     settings = ModelSettings(
         temperature=0.2, max_tokens=100, top_p=0.9, stop=("END",), extra={"top_k": 5}
     )
-    body = body_for(UserMessage("hi"), settings=settings)
+    body = body_for(settings=settings)
     assert {key: value for key, value in body.items() if key not in ("model", "messages")} == {
         "max_tokens": 100,
         "temperature": 0.2,

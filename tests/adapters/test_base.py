@@ -16,11 +16,9 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-import anthropic
-import openai
 import pytest
 
-from tests.helpers.adapters import KEY, MODELS, NO_RETRY
+from tests.helpers.adapters import KEY, MODELS, NO_RETRY, callers_client
 from tests.helpers.prompts import HELLO, make_prompt
 from tests.helpers.wire import send_once
 from wink import (
@@ -296,8 +294,7 @@ def test_a_key_in_the_environment_is_enough(monkeypatch: pytest.MonkeyPatch) -> 
 def test_a_callers_client_keeps_its_settings_but_not_its_retries(
     provider: str, emulator: ProviderEmulator
 ) -> None:
-    kind = openai.OpenAI if provider == "openai" else anthropic.Anthropic
-    mine = kind(api_key=KEY, base_url=emulator.base_url(provider))  # SDK default: 2 retries
+    mine = callers_client(provider, emulator)  # the SDK's default: 2 retries
     emulator.inject(Fault.rate_limit(retry_after=0.01))
     adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine, retry_policy=NO_RETRY)
     with pytest.raises(ThrottleError) as info:

@@ -12,7 +12,15 @@ import pytest
 
 from tests.helpers.adapters import MODELS, NO_RETRY
 from tests.helpers.sdk_errors import exception_classes, mapped, sdk_exception
-from tests.helpers.wire import load_recording, ok, replay, request_error, request_once, send_once
+from tests.helpers.wire import (
+    failed_round,
+    load_recording,
+    ok,
+    replay,
+    request_error,
+    request_once,
+    send_once,
+)
 from wink import PromptEvaluationError, ThrottleError, WinkError
 from wink.adapters.base import ModelSettings
 from wink.adapters.google import (
@@ -169,13 +177,8 @@ def test_google_failed_result_renders_like_the_recording() -> None:
     model_turn, user_turn = load_recording(name)["request"]["body"]["contents"][-2:]
     call = model_turn["parts"][0]["functionCall"]
     [part] = user_turn["parts"]
-    messages = (
-        UserMessage("capital?"),
-        AssistantMessage(tool_calls=(ToolCall(call["id"], call["name"], call["args"]),)),
-        ToolResultMessage(
-            call["id"], call["name"], part["functionResponse"]["response"]["error"], success=False
-        ),
-    )
+    failure = part["functionResponse"]["response"]["error"]
+    messages = failed_round(ToolCall(call["id"], call["name"], call["args"]), failure)
     outcome, emu, _ = replay("google", name, messages)
     assert len(ok(outcome).tool_calls) == 1
     [sent] = emu.requests[0].body["contents"][-1]["parts"]

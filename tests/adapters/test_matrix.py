@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers.adapters import KEY, PROVIDERS, make_adapter
 from tests.helpers.prompts import Answer, make_prompt
+from tests.helpers.threads import on_threads
 from wink import (
     Budget,
     Deadline,
@@ -355,26 +356,15 @@ def test_sync_evaluate_uses_the_sdk_sync_client_and_async_the_async_one(
 def test_one_adapter_serves_sync_callers_on_several_threads(
     provider: str, emulator: ProviderEmulator
 ) -> None:
-    import threading
-
     emulator.set_script(lambda request: Turn.text("ok"))  # every request answers
     adapter = make_adapter(provider, emulator)
     answers: list[str | None] = []
-    failures: list[BaseException] = []
 
-    def worker() -> None:
-        try:
-            for _ in range(3):
-                answers.append(adapter.evaluate(make_prompt(), session=Session()).text)
-        except BaseException as error:  # pragma: no cover - reported below
-            failures.append(error)
+    def three_evaluations() -> None:
+        for _ in range(3):
+            answers.append(adapter.evaluate(make_prompt(), session=Session()).text)
 
-    threads = [threading.Thread(target=worker) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    assert failures == []
+    assert on_threads(three_evaluations) == []
     assert answers == ["ok"] * 12
     assert adapter._clients.open_clients == 1  # one thread-safe sync client for all threads
     adapter.close()

@@ -10,9 +10,9 @@ import openai
 import pytest
 
 from tests.helpers.adapters import KEY
-from tests.helpers.prompts import HELLO, SEARCH_SPEC, WEATHER_SPEC
+from tests.helpers.prompts import CONVERSATION, HELLO, SEARCH_SPEC, WEATHER_SPEC
 from tests.helpers.sdk_errors import exception_classes, mapped, sdk_exception, status_response
-from tests.helpers.wire import load_recording, ok, replay, request_error
+from tests.helpers.wire import HI, load_recording, ok, replay, request_error
 from wink import PromptEvaluationError, Session, ThrottleError, create_adapter
 from wink.adapters.openai import (
     OpenAIAdapter,
@@ -25,15 +25,11 @@ from wink.adapters.openai import (
 from wink.adapters.options import ModelSettings
 from wink.core.messages import (
     AssistantMessage,
-    Message,
     ModelRequest,
     OutputSpec,
-    SystemMessage,
-    ToolCall,
     ToolResultMessage,
     ToolSpec,
     Usage,
-    UserMessage,
 )
 from wink.core.provider_errors import MalformedResponse
 from wink.testing import ProviderEmulator, Turn
@@ -116,42 +112,49 @@ def test_client_errors_are_request_errors(status: int) -> None:
 # --- request building
 
 
-def body_for(*messages: Message, **fields: Any) -> dict[str, Any]:
+def body_for(**fields: Any) -> dict[str, Any]:
+    """The Chat body for `messages` (default: one user question) and the other fields."""
     settings = fields.pop("settings", ModelSettings())
+    messages = fields.pop("messages", HI)
     return _build_request(ModelRequest("p", messages, **fields), "gpt-4.1", settings)
 
 
 def test_a_conversation_maps_to_chat_messages() -> None:
-    call = ToolCall("call_1", "weather", {"city": "Paris"})
-    body = body_for(
-        SystemMessage("Be brief."),
-        UserMessage("Weather?"),
-        AssistantMessage(tool_calls=(call,)),
-        ToolResultMessage("call_1", "weather", "sunny"),
-        ToolResultMessage("call_2", "weather", "no station", success=False),
-        AssistantMessage(text="Sunny."),
-    )
-    assert body == {
+    assert body_for(messages=CONVERSATION) == {
         "model": "gpt-4.1",
         "messages": [
             {"role": "system", "content": "Be brief."},
             {"role": "user", "content": "Weather?"},
+            {"role": "system", "content": "Use metric units."},
             {
                 "role": "assistant",
-                "content": None,
+                "content": "Checking.",
                 "tool_calls": [
                     {
                         "id": "call_1",
                         "type": "function",
                         "function": {"name": "weather", "arguments": '{"city":"Paris"}'},
-                    }
+                    },
+                    {
+                        "id": "call_2",
+                        "type": "function",
+                        "function": {"name": "weather", "arguments": '{"city": '},
+                    },
                 ],
             },
             {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
-            {"role": "tool", "tool_call_id": "call_2", "content": "Error: no station"},
-            {"role": "assistant", "content": "Sunny."},
+            {"role": "tool", "tool_call_id": "call_2", "content": "Error: not valid JSON"},
+            {"role": "user", "content": "And tomorrow?"},
         ],
     }
+
+
+def test_an_assistant_turn_without_calls_sends_no_tool_calls() -> None:
+    turns = (AssistantMessage(text="Sunny."), AssistantMessage(text=None))
+    assert body_for(messages=turns)["messages"] == [
+        {"role": "assistant", "content": "Sunny."},
+        {"role": "assistant", "content": None},
+    ]
 
 
 def test_a_success_never_reads_like_a_failure() -> None:
@@ -164,7 +167,7 @@ def test_a_success_never_reads_like_a_failure() -> None:
 
 
 def test_tools_are_strict_where_strict_mode_can_express_them() -> None:
-    weather, search = body_for(UserMessage("hi"), tools=(WEATHER_SPEC, SEARCH_SPEC))["tools"]
+    weather, search = body_for(tools=(WEATHER_SPEC, SEARCH_SPEC))["tools"]
     assert weather == {
         "type": "function",
         "function": {
@@ -194,7 +197,7 @@ def test_strict_schema_closes_every_object_and_leaves_its_input_alone() -> None:
 
 @pytest.mark.parametrize(("spec", "strict"), [(WEATHER_SPEC, True), (SEARCH_SPEC, False)])
 def test_structured_output_is_a_json_schema_response_format(spec: ToolSpec, strict: bool) -> None:
-    body = body_for(UserMessage("hi"), output=OutputSpec("Answer", spec.parameters))
+    body = body_for(output=OutputSpec("Answer", spec.parameters))
     expected = {**spec.parameters, "additionalProperties": False} if strict else spec.parameters
     assert body["response_format"] == {
         "type": "json_schema",
@@ -212,7 +215,7 @@ def test_settings_use_the_chat_names_and_extra_body_has_the_last_word() -> None:
         seed=7,
         extra={"temperature": 0.3, "user": "u1"},
     )
-    body = body_for(UserMessage("hi"), settings=settings)
+    body = body_for(settings=settings)
     assert {key: value for key, value in body.items() if key not in ("model", "messages")} == {
         "temperature": 0.3,
         "max_completion_tokens": 100,

@@ -7,20 +7,15 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.prompts import SEARCH_SPEC, WEATHER_SPEC
-from tests.helpers.wire import load_recording, ok, replay, request_error
+from tests.helpers.prompts import CONVERSATION, SEARCH_SPEC, WEATHER_SPEC
+from tests.helpers.wire import HI, failed_round, load_recording, ok, replay, request_error
 from wink.adapters.openai_responses import _build_request, _parse_response
 from wink.adapters.options import ModelSettings
 from wink.core.messages import (
-    AssistantMessage,
-    Message,
     ModelRequest,
     OutputSpec,
-    SystemMessage,
     ToolCall,
-    ToolResultMessage,
     Usage,
-    UserMessage,
 )
 from wink.core.provider_errors import MalformedResponse
 
@@ -44,10 +39,8 @@ def test_openai_responses_failed_output_renders_like_the_recording() -> None:
         if item.get("type") == "function_call_output" and "Fix the errors" in item["output"]
     )
     call = next(i for i in recorded_input if i.get("call_id") == failed["call_id"])
-    messages = (
-        UserMessage("where?"),
-        AssistantMessage(tool_calls=(ToolCall(call["call_id"], call["name"], call["arguments"]),)),
-        ToolResultMessage(call["call_id"], call["name"], failed["output"], success=False),
+    messages = failed_round(
+        ToolCall(call["call_id"], call["name"], call["arguments"]), failed["output"]
     )
     outcome, emu, _ = replay("openai-responses", name, messages)
     assert ok(outcome).text
@@ -71,21 +64,15 @@ def test_openai_responses_client_error() -> None:
 # --- request building
 
 
-def body_for(*messages: Message, **fields: Any) -> dict[str, Any]:
+def body_for(**fields: Any) -> dict[str, Any]:
+    """The Responses body for `messages` (default: one user question) and the other fields."""
     settings = fields.pop("settings", ModelSettings())
+    messages = fields.pop("messages", HI)
     return _build_request(ModelRequest("p", messages, **fields), "gpt-4.1", settings)
 
 
 def test_a_conversation_maps_to_input_items_and_instructions() -> None:
-    call = ToolCall("call_1", "weather", {"city": "Paris"})
-    body = body_for(
-        SystemMessage("Be brief."),
-        UserMessage("Weather?"),
-        SystemMessage("Use metric units."),
-        AssistantMessage(text="Checking.", tool_calls=(call,)),
-        ToolResultMessage("call_1", "weather", "no station", success=False),
-    )
-    assert body == {
+    assert body_for(messages=CONVERSATION) == {
         "model": "gpt-4.1",
         "instructions": "Be brief.\n\nUse metric units.",
         "input": [
@@ -97,13 +84,25 @@ def test_a_conversation_maps_to_input_items_and_instructions() -> None:
                 "name": "weather",
                 "arguments": '{"city":"Paris"}',
             },
-            {"type": "function_call_output", "call_id": "call_1", "output": "Error: no station"},
+            {
+                "type": "function_call",
+                "call_id": "call_2",
+                "name": "weather",
+                "arguments": '{"city": ',
+            },
+            {"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
+            {
+                "type": "function_call_output",
+                "call_id": "call_2",
+                "output": "Error: not valid JSON",
+            },
+            {"role": "user", "content": "And tomorrow?"},
         ],
     }
 
 
 def test_tools_are_flat_and_say_whether_they_are_strict() -> None:
-    weather, search = body_for(UserMessage("hi"), tools=(WEATHER_SPEC, SEARCH_SPEC))["tools"]
+    weather, search = body_for(tools=(WEATHER_SPEC, SEARCH_SPEC))["tools"]
     assert weather == {
         "type": "function",
         "name": "weather",
@@ -115,7 +114,7 @@ def test_tools_are_flat_and_say_whether_they_are_strict() -> None:
 
 
 def test_structured_output_is_the_text_format() -> None:
-    body = body_for(UserMessage("hi"), output=OutputSpec("Answer", WEATHER_SPEC.parameters))
+    body = body_for(output=OutputSpec("Answer", WEATHER_SPEC.parameters))
     assert body["text"] == {
         "format": {
             "type": "json_schema",
@@ -130,7 +129,7 @@ def test_settings_use_the_responses_names_and_never_send_stop_or_seed() -> None:
     settings = ModelSettings(
         temperature=0.2, max_tokens=100, top_p=0.9, stop=("END",), seed=7, extra={"store": False}
     )
-    body = body_for(UserMessage("hi"), settings=settings)
+    body = body_for(settings=settings)
     assert {key: value for key, value in body.items() if key not in ("model", "input")} == {
         "temperature": 0.2,
         "max_output_tokens": 100,

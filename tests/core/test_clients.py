@@ -9,11 +9,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import anthropic
-import openai
 import pytest
 
-from tests.helpers.adapters import KEY, MODELS
+from tests.helpers.adapters import KEY, MODELS, callers_client
 from tests.helpers.prompts import HELLO, make_prompt
 from wink import ConfigurationError, PromptEvaluationError, Session, create_adapter
 from wink.core.clients import ClientPool, Lease, close_client
@@ -222,8 +220,7 @@ def test_evaluate_inside_a_running_loop_closes_what_it_opened(
 def test_a_callers_sync_client_serves_evaluate_async_without_blocking_the_loop(
     provider: str, emulator: ProviderEmulator
 ) -> None:
-    kind = openai.OpenAI if provider == "openai" else anthropic.Anthropic
-    mine = kind(api_key=KEY, base_url=emulator.base_url(provider))
+    mine = callers_client(provider, emulator)
     emulator.set_script(lambda request: Turn.text("ok"))
     emulator.inject(Fault.latency(0.2))
     adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
@@ -250,8 +247,7 @@ def test_a_callers_sync_client_serves_evaluate_async_without_blocking_the_loop(
 def test_a_callers_async_client_is_refused_by_sync_evaluate_with_the_reason(
     provider: str, emulator: ProviderEmulator
 ) -> None:
-    kind = openai.AsyncOpenAI if provider == "openai" else anthropic.AsyncAnthropic
-    mine = kind(api_key=KEY, base_url=emulator.base_url(provider))
+    mine = callers_client(provider, emulator, asynchronous=True)
     emulator.set_script(lambda request: Turn.text("ok"))
     adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
     with pytest.raises(PromptEvaluationError, match="evaluate_async") as info:

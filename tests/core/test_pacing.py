@@ -8,7 +8,6 @@ import itertools
 import math
 import random
 import selectors
-import threading
 import time
 from collections.abc import Callable, Coroutine, Generator
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.threads import on_threads
 from tests.helpers.throttling import FakeDeadline, fake_pacer
 from tests.helpers.wire import load_recording
 from wink.core.errors import ThrottleDetails, ThrottleError
@@ -153,20 +153,7 @@ def test_one_pacer_serves_several_threads_and_event_loops() -> None:
     pacer = RequestPacer()
     pacer.on_throttle(0.05)
     started = time.monotonic()
-    failures: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            asyncio.run(pacer.acquire())
-        except BaseException as error:  # pragma: no cover - reported below
-            failures.append(error)
-
-    threads = [threading.Thread(target=run) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=5)
-    assert failures == []
+    assert on_threads(lambda: asyncio.run(pacer.acquire()), timeout=5) == []
     assert time.monotonic() - started >= 0.05
 
 

@@ -33,3 +33,17 @@ def make_adapter(provider: str, emu: ProviderEmulator, **options: Any) -> Provid
         base_url=emu.base_url(provider),  # type: ignore[arg-type]
         **options,
     )
+
+
+def callers_client(provider: str, emu: ProviderEmulator, *, asynchronous: bool = False) -> Any:
+    """A client the caller built: the openai or anthropic SDK's own, with its defaults
+    (two retries), pointed at `emu`."""
+    import anthropic
+    import openai
+
+    kinds = {
+        "openai": (openai.OpenAI, openai.AsyncOpenAI),
+        "anthropic": (anthropic.Anthropic, anthropic.AsyncAnthropic),
+    }
+    kind = kinds[provider][asynchronous]
+    return kind(api_key=KEY, base_url=emu.base_url(provider))

@@ -6,7 +6,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from wink import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
-from wink.core.messages import ToolSpec
+from wink.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    ToolSpec,
+    UserMessage,
+)
 
 
 @dataclass(frozen=True)
@@ -72,3 +80,21 @@ SEARCH_SPEC = ToolSpec(
     },
 )
 """`search` has an optional parameter: OpenAI's strict mode cannot express it."""
+
+CONVERSATION: tuple[Message, ...] = (
+    SystemMessage("Be brief."),
+    UserMessage("Weather?"),
+    SystemMessage("Use metric units."),
+    AssistantMessage(
+        text="Checking.",
+        tool_calls=(
+            ToolCall("call_1", "weather", {"city": "Paris"}),
+            ToolCall("call_2", "weather", '{"city": '),  # arguments that are not JSON
+        ),
+    ),
+    ToolResultMessage("call_1", "weather", "sunny"),
+    ToolResultMessage("call_2", "weather", "not valid JSON", success=False),
+    UserMessage("And tomorrow?"),
+)
+"""One tool round in the neutral transcript, for each translator to map: two system texts,
+a call whose arguments are not JSON, a failed result, and a question after the results."""

@@ -10,7 +10,15 @@ from typing import Any
 
 from wink import PromptEvaluationError, ThrottleError, WinkError, create_adapter
 from wink.adapters.base import ProviderAdapter
-from wink.core.messages import Message, ModelRequest, ModelResponse, UserMessage
+from wink.core.messages import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from wink.core.runtime import run_sync
 from wink.testing import Fault, ProviderEmulator, Turn
 
@@ -26,6 +34,16 @@ Outcome = ModelResponse | WinkError
 def load_recording(name: str) -> dict[str, Any]:
     """A recording by its path under tests/conformance, e.g. "google/function_call.json"."""
     return json.loads((CONFORMANCE / name).read_text(encoding="utf-8"))
+
+
+def failed_round(call: ToolCall, failure: str) -> tuple[Message, ...]:
+    """A question, the model's `call` and its failed result: the transcript behind a
+    recorded request that carries a failed tool result."""
+    return (
+        UserMessage("hi"),
+        AssistantMessage(tool_calls=(call,)),
+        ToolResultMessage(call.id, call.name, failure, success=False),
+    )
 
 
 def send_once(
