@@ -266,3 +266,35 @@ def test_pacing_a_burst_one_bucket_is_near_ideal_with_few_throttles() -> None:
 
 def test_the_simulation_is_deterministic() -> None:
     assert simulate(pace=True, seed=3) == simulate(pace=True, seed=3)
+
+
+# --- what the pacer cannot learn from
+
+
+@pytest.mark.parametrize(
+    "info",
+    [
+        RateLimitInfo(limit_requests=1, remaining_requests=None, reset_requests=0.01),
+        RateLimitInfo(limit_requests=1, remaining_requests=0, reset_requests=None),
+        RateLimitInfo(limit_requests=1, remaining_requests=0, reset_requests=-1.0),
+        RateLimitInfo(limit_requests=1, remaining_requests=0, reset_requests=math.inf),
+    ],
+)
+async def test_headers_that_say_too_little_set_no_pace(info: RateLimitInfo) -> None:
+    pacer, clock = fake_pacer()
+    pacer.on_response(info)
+    assert pacer.idle
+    assert pacer.interval == 0.0
+    await pacer.acquire()
+    assert clock.slept == []
+
+
+def test_a_refill_too_fast_to_be_worth_spacing_ends_the_pacing() -> None:
+    pacer, _ = fake_pacer()
+    pacer.on_response(BUCKET_EMPTY)
+    assert pacer.interval == pytest.approx(0.01)
+    fast = RateLimitInfo(limit_requests=1, remaining_requests=0, reset_requests=1e-6)
+    for _ in range(50):  # a smaller figure lowers the interval gently, 10% a response
+        pacer.on_response(fast)
+    assert pacer.interval == 0.0
+    assert "interval=0.000000" in repr(pacer)

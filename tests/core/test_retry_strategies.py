@@ -10,12 +10,14 @@ from tenacity.stop import stop_after_attempt
 from tenacity.wait import wait_combine, wait_fixed
 
 from tests.helpers.throttling import FakeDeadline, make_state, throttled
+from wink.core.retry import RetryPolicy
 from wink.core.retry_strategies import (
     RetryIfRetrySafe,
     StopBeforeDeadline,
     StopOnLongRetryAfter,
     WaitJitter,
     WaitRetryAfter,
+    build_retrying,
 )
 
 
@@ -63,3 +65,43 @@ def test_stop_on_long_retry_after(limit: float | timedelta) -> None:
     assert not stop(make_state(error=throttled(retry_after=30.0)))
     assert not stop(make_state(error=throttled()))
     assert not stop(make_state(error=ValueError()))
+
+
+# --- put together by build_retrying
+
+
+def test_the_engine_stops_on_attempts_the_deadline_or_a_long_ask() -> None:
+    policy = RetryPolicy(max_attempts=3, max_retry_after=60.0)
+    stop = build_retrying(policy, deadline=FakeDeadline(10.0)).stop
+    assert not stop(make_state(1, error=throttled(retry_after=1.0), upcoming_sleep=1.0))
+    assert stop(make_state(3, error=throttled()))  # the attempts are used up
+    assert stop(make_state(1, error=throttled(), upcoming_sleep=11.0))  # past the deadline
+    assert stop(make_state(1, error=throttled(retry_after=120.0)))  # asks for too long
+    uncapped = build_retrying(RetryPolicy(max_retry_after=None)).stop
+    assert not uncapped(make_state(1, error=throttled(retry_after=1e6)))
+
+
+async def test_the_engine_waits_and_reports_each_retry_with_its_attempt() -> None:
+    sleeps: list[float] = []
+    seen: list[tuple[int, float]] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    policy = RetryPolicy(max_attempts=3, initial_delay=0.5, max_delay=4.0, jitter=0.0)
+    retrying = build_retrying(
+        policy,
+        sleep=sleep,
+        on_retry=lambda error, wait: seen.append((error.details.attempts, wait)),
+    )
+    outcomes: list[BaseException | str] = [throttled(retry_after=2.0), throttled(), "done"]
+
+    async def attempt() -> str:
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    assert await retrying(attempt) == "done"
+    assert sleeps == [2.0, 1.0]  # the retry-after, then the backoff's second step
+    assert seen == [(1, 2.0), (2, 1.0)]

@@ -5,11 +5,13 @@ The client pool and the runner have test_clients.py and test_runner.py."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import threading
 import traceback
 import warnings
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import pytest
@@ -25,7 +27,7 @@ from wink import (
     ToolContext,
     ToolResult,
 )
-from wink.core.runtime import in_sync_call, run_sync
+from wink.core.runtime import in_sync_call, run_in_thread, run_sync
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, final
 
@@ -137,3 +139,38 @@ def test_evaluate_works_inside_a_running_loop() -> None:
         return adapter.evaluate(make_prompt(), session=Session()).text
 
     assert asyncio.run(main()) == "from inside a loop"
+
+
+# --- wink's worker threads
+
+
+def test_run_in_thread_runs_on_a_wink_worker_with_the_callers_context() -> None:
+    where: ContextVar[str] = ContextVar("where", default="unset")
+
+    async def main() -> tuple[str, str]:
+        where.set("the caller")
+        return await run_in_thread(lambda: (threading.current_thread().name, where.get()))
+
+    name, seen = asyncio.run(main())
+    assert name.startswith("wink-worker")
+    assert seen == "the caller"
+
+
+def test_closing_a_private_loop_does_not_wait_for_a_thread_nobody_waits_for() -> None:
+    """A sync tool that outlived the deadline finishes in the background; `evaluate()`
+    returns at the deadline, not when the tool is done."""
+    release, finished = threading.Event(), threading.Event()
+
+    def blocked() -> None:
+        release.wait(10)
+        finished.set()
+
+    async def give_up_early() -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(0.05):
+                await run_in_thread(blocked)
+
+    run_sync(give_up_early())
+    assert not finished.is_set()  # run_sync returned while the thread was still blocked
+    release.set()
+    assert finished.wait(5)
