@@ -284,6 +284,8 @@ def test_every_own_object_entry_is_still_used() -> None:
         ("def f(client):\n    return client._api_client", "client._api_client"),
         ("def f(c):\n    return c.aio._api_client", "c.aio._api_client"),
         ("def f(c):\n    return getattr(c, '_api_client')", "getattr(c, '_api_client')"),
+        ("api = getattr(c, 'aio', c)._api_client", "getattr(c, 'aio', c)._api_client"),
+        ("from google.genai._common import BaseModel", "from google.genai._common import Base"),
         ("import openai\nopenai._base_client", "openai._base_client"),
         ("class A:\n    def f(self):\n        return self._c._x", "self._c._x"),
         (

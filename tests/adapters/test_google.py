@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import json
 import socket
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any, cast
 
 import httpx2
 import pytest
 
-from wink import PromptEvaluationError, RetryPolicy, ThrottleError, WinkError
-from wink.adapters import google as google_module
-from wink.adapters.base import ModelSettings, run_sync
+from tests.helpers.adapters import MODELS, NO_RETRY
+from tests.helpers.sdk_errors import exception_classes, mapped, sdk_exception
+from tests.helpers.wire import (
+    failed_round,
+    load_recording,
+    ok,
+    replay,
+    request_error,
+    request_once,
+    send_once,
+)
+from wink import PromptEvaluationError, ThrottleError, WinkError
+from wink.adapters.base import ModelSettings
 from wink.adapters.google import (
     DEFAULT_BASE_URL,
+    GeminiErrorAnswer,
     GoogleAdapter,
     _build_request,
     _endpoint,
@@ -40,7 +47,7 @@ from wink.core.messages import (
 from wink.core.provider_errors import MalformedResponse
 from wink.testing import Fault, ProviderEmulator, Turn
 
-CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance" / "google"
+MODEL = MODELS["google"]
 NO_SETTINGS = ModelSettings()
 CAPITAL_SCHEMA = {
     "additionalProperties": False,
@@ -54,13 +61,6 @@ FAILURE_TEXT = (
 )
 
 
-def recording(name: str) -> dict[str, Any]:
-    path = CONFORMANCE / f"{name}.json"
-    if not path.exists():
-        pytest.skip(f"conformance recording {path} is not available")
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def without_ids(value: Any) -> Any:
     """The recordings carry pydantic-ai's own call ids; Gemini itself sent none."""
     if isinstance(value, dict):
@@ -70,50 +70,9 @@ def without_ids(value: Any) -> Any:
     return value
 
 
-NO_RETRY = RetryPolicy(max_attempts=1)
-MODEL = "gemini-2.5-flash"
-
-
-def mapped(error: BaseException, secrets: tuple[str, ...] = ()) -> WinkError:
-    with pytest.raises(WinkError) as caught, _map_errors("capital", secrets):
-        raise error
-    assert caught.value.__cause__ is error
-    return caught.value
-
-
-def send(adapter: GoogleAdapter, mode: str = "async") -> ModelResponse | WinkError:
-    """One request through the real adapter: `sync` as under evaluate() (the sync client),
-    `async` as under evaluate_async(). Returns the answer or the error."""
-
-    async def once() -> ModelResponse | WinkError:
-        try:
-            return await adapter._runner.request(ModelRequest("capital", (UserMessage("hi"),)))
-        except WinkError as error:
-            return error
-        finally:
-            await adapter.aclose()
-
-    return run_sync(once()) if mode == "sync" else asyncio.run(once())
-
-
-def exchange(
-    fault: Fault | None = None, mode: str = "async", **options: Any
-) -> tuple[ModelResponse | WinkError, ProviderEmulator]:
-    """The emulator answers the first request with `fault` (else a text turn)."""
-    with ProviderEmulator([Turn.text("Paris.")]) as emulator:
-        if fault is not None:
-            emulator.inject(fault)
-        options.setdefault("api_key", "test-key")
-        adapter = GoogleAdapter(
-            MODEL, base_url=emulator.base_url("google"), retry_policy=NO_RETRY, **options
-        )
-        result = send(adapter, mode)
-    assert len(emulator.requests) == 1  # never retried, whatever the outcome
-    return result, emulator
-
-
 def answer(fault: Fault, mode: str = "async", **options: Any) -> WinkError:
-    result, _ = exchange(fault, mode, **options)
+    """The error the adapter raises when the emulator answers with `fault`."""
+    result, _, _ = request_once("google", fault, sync=mode == "sync", **options)
     assert isinstance(result, WinkError), result
     return result
 
@@ -122,7 +81,7 @@ def answer(fault: Fault, mode: str = "async", **options: Any) -> WinkError:
 
 
 def test_function_call_recording_keeps_the_thought_signature() -> None:
-    body = recording("function_call")["response"]["body"]
+    body = load_recording("google/function_call.json")["response"]["body"]
     response = _parse_response(body)
     assert response.finish_reason == "tool_calls"
     assert response.text is None
@@ -141,8 +100,8 @@ def test_function_call_recording_keeps_the_thought_signature() -> None:
 
 
 def test_failed_result_renders_like_the_recording_and_signature_goes_back() -> None:
-    first = recording("function_call")
-    retry = recording("function_response_error_then_retry")
+    first = load_recording("google/function_call.json")
+    retry = load_recording("google/function_response_error_then_retry.json")
     answer = _parse_response(first["response"]["body"])
     request = ModelRequest(
         "capital",
@@ -178,7 +137,7 @@ def test_failed_result_renders_like_the_recording_and_signature_goes_back() -> N
 
 
 def test_final_text_recording() -> None:
-    data = recording("final_text_after_function_response")
+    data = load_recording("google/final_text_after_function_response.json")
     response = _parse_response(data["response"]["body"])
     assert (response.text, response.finish_reason, response.tool_calls) == ("Paris", "stop", ())
     part = data["response"]["body"]["candidates"][0]["content"]["parts"][0]
@@ -197,34 +156,58 @@ def test_final_text_recording() -> None:
     ]
 
 
-# --- conformance: errors
+# --- conformance: replayed over HTTP (recorded status, headers and body, verbatim)
+
+
+def test_google_function_call_keeps_its_thought_signature() -> None:
+    name = "google/function_call.json"
+    response = ok(replay("google", name)[0])
+    [call] = response.tool_calls
+    part = load_recording(name)["response"]["body"]["candidates"][0]["content"]["parts"]
+    recorded = next(p for p in part if "functionCall" in p)
+    assert call.name == recorded["functionCall"]["name"]
+    messages = (UserMessage("capital?"), response.to_message())
+    _, emu, _ = replay("google", "google/final_text_after_function_response.json", messages)
+    echoed = emu.requests[0].body["contents"][-1]["parts"]
+    assert any(p.get("thoughtSignature") == recorded["thoughtSignature"] for p in echoed)
+
+
+def test_google_failed_result_renders_like_the_recording() -> None:
+    name = "google/function_response_error_then_retry.json"
+    model_turn, user_turn = load_recording(name)["request"]["body"]["contents"][-2:]
+    call = model_turn["parts"][0]["functionCall"]
+    [part] = user_turn["parts"]
+    failure = part["functionResponse"]["response"]["error"]
+    messages = failed_round(ToolCall(call["id"], call["name"], call["args"]), failure)
+    outcome, emu, _ = replay("google", name, messages)
+    assert len(ok(outcome).tool_calls) == 1
+    [sent] = emu.requests[0].body["contents"][-1]["parts"]
+    assert sent["functionResponse"]["response"] == part["functionResponse"]["response"]
+    assert sent["functionResponse"]["name"] == call["name"]
+
+
+def test_google_final_text() -> None:
+    assert ok(replay("google", "google/final_text_after_function_response.json")[0]).text
 
 
 def test_404_recording_is_a_request_error() -> None:
-    data = recording("404_not_found")
-    error = answer(Fault.http(404, data["response"]["body"]))
-    assert type(error) is PromptEvaluationError
-    assert error.phase == "request"
+    error = request_error(replay("google", "google/404_not_found.json")[0])
     assert error.provider_payload is not None
     assert error.provider_payload["error"]["status"] == "NOT_FOUND"
 
 
 def test_429_resource_exhausted_recording_is_a_rate_limit() -> None:
-    data = recording("429_resource_exhausted")
-    error = answer(Fault.http(429, data["response"]["body"]))
+    error = replay("google", "google/429_resource_exhausted.json")[0]
     assert isinstance(error, ThrottleError)
-    assert error.details.kind == "rate_limit"
-    assert error.details.retry_safe is True
+    assert (error.details.kind, error.details.retry_safe) == ("rate_limit", True)
     assert error.details.retry_after is None
 
 
 def test_429_daily_quota_recording_is_quota_exhausted_with_retry_delay_kept() -> None:
-    data = recording("429_quota_failure_retryinfo_body")
-    error = answer(Fault.http(429, data["response"]["body"]))
+    error = replay("google", "google/429_quota_failure_retryinfo_body.json")[0]
     assert isinstance(error, ThrottleError)
-    assert error.details.kind == "quota_exhausted"
-    assert error.details.retry_safe is False
-    assert error.details.retry_after_seconds == 42.0
+    assert (error.details.kind, error.details.retry_safe) == ("quota_exhausted", False)
+    assert error.details.retry_after_seconds == pytest.approx(42.0)
 
 
 # --- request building
@@ -449,8 +432,8 @@ def test_an_undeclared_latin1_page_is_still_classified_by_status() -> None:
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("status", [200, 201, 203])
 def test_any_2xx_with_a_generate_content_body_is_an_answer(status: int, mode: str) -> None:
-    body = recording("final_text_after_function_response")["response"]["body"]
-    result, _ = exchange(Fault.http(status, body), mode)
+    body = load_recording("google/final_text_after_function_response.json")["response"]["body"]
+    result, _, _ = request_once("google", Fault.http(status, body), sync=mode == "sync")
     assert isinstance(result, ModelResponse), result
     assert (result.text, result.finish_reason) == ("Paris", "stop")
 
@@ -547,7 +530,7 @@ def test_a_refused_connection_is_a_retry_safe_timeout(mode: str) -> None:
     adapter = GoogleAdapter(
         MODEL, base_url=f"http://127.0.0.1:{closed_port()}", api_key="k", retry_policy=NO_RETRY
     )
-    error = send(adapter, mode)
+    error = send_once(adapter, sync=mode == "sync")
     assert isinstance(error, ThrottleError)
     assert (error.details.kind, error.details.retry_safe) == ("timeout", True)
 
@@ -556,7 +539,7 @@ def test_an_unresolvable_host_is_a_configuration_error_naming_it() -> None:
     adapter = GoogleAdapter(
         MODEL, base_url="http://wink-no-such-host.invalid", api_key="k", retry_policy=NO_RETRY
     )
-    error = send(adapter)
+    error = send_once(adapter)
     assert type(error) is PromptEvaluationError
     assert error.phase == "request"
     assert "wink-no-such-host.invalid" in error.message
@@ -578,33 +561,9 @@ def test_a_hung_or_dropped_answer_is_a_retry_safe_timeout(
 # --- transport exceptions, one by one
 
 
-def _httpx2_exceptions() -> list[type[BaseException]]:
-    return sorted(
-        {
-            value
-            for value in vars(httpx2).values()
-            if isinstance(value, type) and issubclass(value, Exception)
-        },
-        key=lambda cls: cls.__name__,
-    )
-
-
-def _construct(cls: type[BaseException]) -> BaseException:
-    request = httpx2.Request("POST", "http://gemini.test/")
-    factory: Any = cls
-    if issubclass(cls, httpx2.HTTPStatusError):
-        return factory("m", request=request, response=httpx2.Response(500, request=request))
-    for args in (("boom",), ()):
-        try:
-            return factory(*args)
-        except TypeError:
-            continue
-    return factory("boom", request=request)
-
-
-@pytest.mark.parametrize("cls", _httpx2_exceptions(), ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("cls", exception_classes(httpx2, Exception), ids=lambda cls: cls.__name__)
 def test_every_transport_exception_is_mapped(cls: type[BaseException]) -> None:
-    assert isinstance(mapped(_construct(cls)), WinkError)
+    assert isinstance(mapped(_map_errors("capital"), sdk_exception(cls)), WinkError)
 
 
 @pytest.mark.parametrize(
@@ -612,13 +571,20 @@ def test_every_transport_exception_is_mapped(cls: type[BaseException]) -> None:
     [httpx2.ReadTimeout("slow"), httpx2.ConnectError("refused"), httpx2.RemoteProtocolError("x")],
 )
 def test_transport_failures_are_retry_safe_timeouts(error: Exception) -> None:
-    wink_error = mapped(error)
+    wink_error = mapped(_map_errors("capital"), error)
     assert isinstance(wink_error, ThrottleError)
     assert (wink_error.details.kind, wink_error.details.retry_safe) == ("timeout", True)
 
 
+def test_a_gemini_error_answer_is_mapped_by_its_status() -> None:
+    request = httpx2.Request("POST", "http://gemini.test/")
+    answer = GeminiErrorAnswer(httpx2.Response(503, request=request))
+    error = mapped(_map_errors("capital"), answer)
+    assert isinstance(error, ThrottleError)
+
+
 def test_a_body_that_cannot_be_decoded_is_a_response_error() -> None:
-    error = mapped(httpx2.DecodingError("bad gzip"))
+    error = mapped(_map_errors("capital"), httpx2.DecodingError("bad gzip"))
     assert isinstance(error, PromptEvaluationError)
     assert error.phase == "response"
 
@@ -641,7 +607,7 @@ def test_the_endpoint_is_v1beta_generate_content() -> None:
 
 @pytest.mark.parametrize("base_url", ["localhost:8080", "ftp://example.com", "http://"])
 def test_a_base_url_that_is_not_http_is_a_request_error(base_url: str) -> None:
-    error = send(GoogleAdapter(MODEL, base_url=base_url, api_key="k", retry_policy=NO_RETRY))
+    error = send_once(GoogleAdapter(MODEL, base_url=base_url, api_key="k", retry_policy=NO_RETRY))
     assert type(error) is PromptEvaluationError
     assert error.phase == "request"
     assert "base_url must be an http:// or https:// URL" in error.message
@@ -649,7 +615,7 @@ def test_a_base_url_that_is_not_http_is_a_request_error(base_url: str) -> None:
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_the_request_carries_the_key_header_and_the_json_body(mode: str) -> None:
-    result, emulator = exchange(mode=mode)
+    result, emulator, _ = request_once("google", sync=mode == "sync")
     assert isinstance(result, ModelResponse)
     (sent,) = emulator.requests
     assert (sent.method, sent.path) == ("POST", f"/v1beta/models/{MODEL}:generateContent")
@@ -685,7 +651,7 @@ def test_the_key_comes_from_the_environment_google_api_key_first(
     with ProviderEmulator([Turn.text("ok")]) as emulator:
         client = httpx2.Client(event_hooks=hook)
         adapter = GoogleAdapter(MODEL, base_url=emulator.base_url("google"), client=client)
-        assert isinstance(send(adapter, "sync"), ModelResponse)
+        assert isinstance(send_once(adapter, sync=True), ModelResponse)
         client.close()
     assert seen == [expected]
     own = GoogleAdapter(MODEL)._make_client(sync=True)
@@ -698,7 +664,7 @@ def test_the_key_comes_from_the_environment_google_api_key_first(
 def test_no_key_anywhere_is_a_request_error_naming_the_variables(
     clean_env: pytest.MonkeyPatch,
 ) -> None:
-    error = send(GoogleAdapter(MODEL, base_url="http://127.0.0.1:9", retry_policy=NO_RETRY))
+    error = send_once(GoogleAdapter(MODEL, base_url="http://127.0.0.1:9", retry_policy=NO_RETRY))
     assert type(error) is PromptEvaluationError
     assert error.phase == "request"
     assert "GOOGLE_API_KEY" in error.message
@@ -730,7 +696,7 @@ def test_a_callers_sync_httpx2_client_is_used_and_left_open() -> None:
         adapter = GoogleAdapter(
             MODEL, base_url=emulator.base_url("google"), api_key="adapter-key", client=client
         )
-        assert isinstance(send(adapter, "sync"), ModelResponse)
+        assert isinstance(send_once(adapter, sync=True), ModelResponse)
         assert not client.is_closed  # the caller's
         client.close()
         assert emulator.requests[0].headers["user-agent"] == "my-app/1.0"
@@ -761,7 +727,7 @@ def test_a_callers_async_httpx2_client_gets_the_adapters_key() -> None:
 def test_a_google_genai_client_is_refused_with_a_hint() -> None:
     genai = pytest.importorskip("google.genai")
     sdk_client = genai.Client(api_key="k")
-    error = send(GoogleAdapter(MODEL, client=sdk_client, retry_policy=NO_RETRY))
+    error = send_once(GoogleAdapter(MODEL, client=sdk_client, retry_policy=NO_RETRY))
     assert type(error) is PromptEvaluationError
     assert error.phase == "request"
     assert "httpx2.Client or httpx2.AsyncClient" in error.message
@@ -772,85 +738,7 @@ def test_a_google_genai_client_is_refused_with_a_hint() -> None:
 @pytest.mark.parametrize("extra", [{"x": object()}, {"generationConfig": {"topK": float("nan")}}])
 def test_a_body_that_cannot_be_json_is_a_request_error(extra: dict[str, Any]) -> None:
     adapter = GoogleAdapter(MODEL, api_key="k", extra_body=extra, retry_policy=NO_RETRY)
-    error = send(adapter)
+    error = send_once(adapter)
     assert type(error) is PromptEvaluationError
     assert error.phase == "request"
     assert "cannot build the google request" in error.message
-
-
-# --- only public names from google-genai and httpx
-
-
-SDK_PACKAGES = ("httpx", "httpx2", "google")
-
-
-def _private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-
-
-def private_sdk_uses(source: str) -> list[str]:
-    """Private names the source reaches for: imports of `_` modules or names from the SDK
-    packages, `getattr(x, "_name")`, and any `obj._name` attribute on anything but `self`
-    (an object's origin is unknown statically, so every such access counts)."""
-    found: list[str] = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module.split(".")[0] in SDK_PACKAGES:
-                if any(_private(part) for part in node.module.split(".")):
-                    found.append(node.module)
-                found.extend(alias.name for alias in node.names if _private(alias.name))
-        elif isinstance(node, ast.Import):
-            found.extend(
-                alias.name
-                for alias in node.names
-                if alias.name.split(".")[0] in SDK_PACKAGES
-                and any(_private(part) for part in alias.name.split("."))
-            )
-        elif isinstance(node, ast.Attribute) and _private(node.attr):
-            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
-                found.append(ast.unparse(node))
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("getattr", "hasattr", "setattr")
-            and len(node.args) > 1
-            and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)
-            and _private(node.args[1].value)
-        ):
-            found.append(ast.unparse(node))
-    return found
-
-
-def test_the_adapter_uses_no_private_sdk_or_httpx_name() -> None:
-    source = Path(cast(str, google_module.__file__)).read_text(encoding="utf-8")
-    assert private_sdk_uses(source) == []
-
-
-@pytest.mark.parametrize(
-    "source",
-    [
-        "response = client._api_client.request('post', path, body)\n",
-        "api = getattr(client, 'aio', client)._api_client\n",
-        "from google.genai import _api_client\n",
-        "from google.genai._common import BaseModel\n",
-        "import httpx2._exceptions\n",
-        "from httpx2 import _client\n",
-        "x = getattr(client, '_api_client')\n",
-    ],
-)
-def test_the_private_name_check_catches_each_form(source: str) -> None:
-    assert private_sdk_uses(source) != []
-
-
-def test_the_private_name_check_lets_own_state_and_dunders_through() -> None:
-    assert private_sdk_uses("self._api_key\nkind.__module__\nfrom httpx2 import Client\n") == []
-
-
-def test_importing_wink_imports_no_transport() -> None:
-    code = (
-        "import sys, wink\n"
-        "loaded = [m for m in ('httpx2', 'google.genai') if m in sys.modules]\n"
-        "assert not loaded, loaded"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)

@@ -8,75 +8,24 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
+from tests.helpers.adapters import KEY, PROVIDERS, make_adapter
+from tests.helpers.prompts import Answer, make_prompt
+from tests.helpers.threads import on_threads
 from wink import (
     Budget,
     Deadline,
     DeadlineExceededError,
-    MarkdownSection,
-    Prompt,
     PromptEvaluationError,
     RetryPolicy,
     Session,
     ThrottleError,
-    Tool,
-    ToolContext,
     ToolInvoked,
-    ToolResult,
-    create_adapter,
 )
-from wink.adapters.base import ProviderAdapter
 from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
-
-PROVIDERS = ["openai", "openai-responses", "anthropic", "google"]
-MODELS = {
-    "openai": "gpt-4.1",
-    "openai-responses": "gpt-4.1",
-    "anthropic": "claude-sonnet-4-6",
-    "google": "gemini-2.5-flash",
-}
-SECRET = "sk-test-THIS-KEY-MUST-NEVER-LEAK-0123456789"
-NO_RETRY = RetryPolicy(max_attempts=1)
-
-
-@dataclass(frozen=True)
-class CityParams:
-    city: str
-
-
-@dataclass(frozen=True)
-class Weather:
-    summary: str
-
-
-@dataclass(frozen=True)
-class Answer:
-    city: str
-    degrees: int
-
-
-def weather(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
-    if params.city != "Paris":
-        return ToolResult.error(f"no station in {params.city}")
-    return ToolResult.ok(Weather("sunny"), message="report")
-
-
-def crash(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
-    raise RuntimeError("sensor offline")
-
-
-def make_prompt(output_type: type[Any] | None = None) -> Prompt:
-    tools = [
-        Tool(name="weather", description="Weather by city", handler=weather),
-        Tool(name="crash", description="Always crashes", handler=crash),
-    ]
-    section = MarkdownSection(key="task", title="Task", template="Weather?", tools=tools)
-    return Prompt(name="matrix", sections=[section], output_type=output_type)
 
 
 class Recorder:
@@ -89,22 +38,6 @@ class Recorder:
     def __call__(self, request: EmulatedRequest) -> Turn | None:
         self.seen.append(request)
         return self.turns.popleft() if self.turns else None
-
-
-@pytest.fixture
-def emulator() -> Iterator[ProviderEmulator]:
-    with ProviderEmulator() as emu:
-        yield emu
-
-
-def make_adapter(provider: str, emu: ProviderEmulator, **options: Any) -> ProviderAdapter:
-    options.setdefault("retry_policy", NO_RETRY)
-    options.setdefault("api_key", SECRET)
-    return create_adapter(
-        f"{provider}:{MODELS[provider]}",
-        base_url=emu.base_url(provider),
-        **options,  # type: ignore[arg-type]
-    )
 
 
 @pytest.fixture(params=PROVIDERS)
@@ -370,8 +303,8 @@ def test_secrets_never_leak(
         adapter.evaluate(make_prompt(), session=Session())
     error = info.value
     for text in (str(error), repr(error), repr(error.provider_payload), repr(adapter)):
-        assert SECRET not in text
-    assert all(SECRET not in record.getMessage() for record in caplog.records)
+        assert KEY not in text
+    assert all(KEY not in record.getMessage() for record in caplog.records)
     assert emulator.requests[0].headers.get("authorization", "") in {"", "[redacted]"}
 
 
@@ -450,110 +383,18 @@ def test_sync_evaluate_uses_the_sdk_sync_client_and_async_the_async_one(
     assert [request.provider for request in emulator.requests] == [provider] * 3
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_a_callers_client_keeps_its_settings_but_not_its_retries(
-    provider: str, emulator: ProviderEmulator
-) -> None:
-    import anthropic
-    import openai
-
-    kind = openai.OpenAI if provider == "openai" else anthropic.Anthropic
-    mine = kind(api_key=SECRET, base_url=emulator.base_url(provider))  # SDK default: 2 retries
-    emulator.inject(Fault.rate_limit(retry_after=0.01))
-    adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine, retry_policy=NO_RETRY)
-    with pytest.raises(ThrottleError) as info:
-        adapter.evaluate(make_prompt(), session=Session())
-    assert info.value.details.attempts == 1
-    assert len(emulator.requests) == 1  # the SDK did not retry behind wink's back
-    assert mine.max_retries == 2  # the caller's object is left as it was
-    adapter.close()
-    assert not mine.is_closed()  # the caller's client is the caller's to close
-    mine.close()
-
-
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_a_callers_sync_client_serves_evaluate_async_without_blocking_the_loop(
-    provider: str, emulator: ProviderEmulator
-) -> None:
-    import asyncio
-
-    import anthropic
-    import openai
-
-    kind = openai.OpenAI if provider == "openai" else anthropic.Anthropic
-    mine = kind(api_key=SECRET, base_url=emulator.base_url(provider))
-    emulator.set_script(lambda request: Turn.text("ok"))
-    emulator.inject(Fault.latency(0.2))
-    adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
-    ticks = 0
-
-    async def heartbeat() -> None:
-        nonlocal ticks
-        while True:
-            await asyncio.sleep(0.01)
-            ticks += 1
-
-    async def main() -> str | None:
-        beat = asyncio.create_task(heartbeat())
-        response = await adapter.evaluate_async(make_prompt(), session=Session())
-        beat.cancel()
-        return response.text
-
-    assert asyncio.run(main()) == "ok"
-    assert ticks >= 5  # the loop kept running while the sync SDK call was in flight
-    mine.close()
-
-
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_a_callers_async_client_is_refused_by_sync_evaluate_with_the_reason(
-    provider: str, emulator: ProviderEmulator
-) -> None:
-    import asyncio
-
-    import anthropic
-    import openai
-
-    kind = openai.AsyncOpenAI if provider == "openai" else anthropic.AsyncAnthropic
-    mine = kind(api_key=SECRET, base_url=emulator.base_url(provider))
-    emulator.set_script(lambda request: Turn.text("ok"))
-    adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
-    with pytest.raises(PromptEvaluationError, match="evaluate_async") as info:
-        adapter.evaluate(make_prompt(), session=Session())
-    assert info.value.phase == "request"
-    assert emulator.requests == []  # nothing was sent
-
-    async def twice() -> list[str | None]:  # the same client, on its own loop, works
-        first = await adapter.evaluate_async(make_prompt(), session=Session())
-        second = await adapter.evaluate_async(make_prompt(), session=Session())
-        await mine.close()
-        return [first.text, second.text]
-
-    assert asyncio.run(twice()) == ["ok", "ok"]
-
-
 def test_one_adapter_serves_sync_callers_on_several_threads(
     provider: str, emulator: ProviderEmulator
 ) -> None:
-    import threading
-
     emulator.set_script(lambda request: Turn.text("ok"))  # every request answers
     adapter = make_adapter(provider, emulator)
     answers: list[str | None] = []
-    failures: list[BaseException] = []
 
-    def worker() -> None:
-        try:
-            for _ in range(3):
-                answers.append(adapter.evaluate(make_prompt(), session=Session()).text)
-        except BaseException as error:  # pragma: no cover - reported below
-            failures.append(error)
+    def three_evaluations() -> None:
+        for _ in range(3):
+            answers.append(adapter.evaluate(make_prompt(), session=Session()).text)
 
-    threads = [threading.Thread(target=worker) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    assert failures == []
+    assert on_threads(three_evaluations) == []
     assert answers == ["ok"] * 12
     assert adapter._clients.open_clients == 1  # one thread-safe sync client for all threads
     adapter.close()

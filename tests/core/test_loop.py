@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.adapters import FAST_RETRY
+from tests.helpers.prompts import WEATHER_TOOL, Answer, make_prompt
 from wink import (
     Budget,
     Deadline,
@@ -24,62 +24,12 @@ from wink import (
     Session,
     ThrottleDetails,
     ThrottleError,
-    Tool,
-    ToolContext,
     ToolInvoked,
-    ToolResult,
     Usage,
     WinkError,
 )
 from wink.core.messages import ModelRequest, ModelResponse, ToolResultMessage
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
-
-
-@dataclass(frozen=True)
-class CityParams:
-    city: str
-
-
-@dataclass(frozen=True)
-class Weather:
-    summary: str
-
-
-@dataclass(frozen=True)
-class Answer:
-    city: str
-    degrees: int
-
-
-def weather(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
-    if params.city != "Paris":
-        return ToolResult.error(f"no station in {params.city}", code="not_found")
-    return ToolResult.ok(Weather("sunny"), message="report")
-
-
-def crash(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
-    raise RuntimeError("sensor offline")
-
-
-def make_prompt(output_type: type[Any] | None = None) -> Prompt:
-    return Prompt(
-        name="weather",
-        sections=[
-            MarkdownSection(
-                key="task",
-                title="Task",
-                template="Weather in Paris?",
-                tools=[
-                    Tool(name="weather", description="Weather by city", handler=weather),
-                    Tool(name="crash", description="Always crashes", handler=crash),
-                ],
-            )
-        ],
-        output_type=output_type,
-    )
-
-
-FAST = RetryPolicy(max_attempts=3, initial_delay=0.001, max_delay=0.002)
 
 
 def tool_messages(request: ModelRequest) -> list[ToolResultMessage]:
@@ -99,7 +49,7 @@ def test_tool_failures_go_back_and_the_model_recovers() -> None:
             tool_turn(call("weather", {"city": "Paris"}, id="f")),
             final("It is sunny in Paris."),
         ],
-        retry_policy=FAST,
+        retry_policy=FAST_RETRY,
     )
     session = Session()
     response = adapter.evaluate(make_prompt(), session=session)
@@ -157,7 +107,7 @@ def test_throttle_is_retried_then_succeeds() -> None:
     throttle = ThrottleError(
         "HTTP 429", prompt_name="weather", details=ThrottleDetails("rate_limit", retry_after=0.001)
     )
-    adapter = ScriptedAdapter([throttle, final("ok")], retry_policy=FAST)
+    adapter = ScriptedAdapter([throttle, final("ok")], retry_policy=FAST_RETRY)
     assert adapter.evaluate(make_prompt(), session=Session()).text == "ok"
 
 
@@ -167,7 +117,7 @@ def test_throttle_gives_up_with_attempts_counted() -> None:
             "HTTP 503", prompt_name="weather", details=ThrottleDetails("overloaded")
         )
 
-    adapter = ScriptedAdapter([throttled(), throttled(), throttled()], retry_policy=FAST)
+    adapter = ScriptedAdapter([throttled(), throttled(), throttled()], retry_policy=FAST_RETRY)
     with pytest.raises(ThrottleError) as info:
         adapter.evaluate(make_prompt(), session=Session())
     assert info.value.details.attempts == 3
@@ -180,7 +130,7 @@ def test_quota_exhausted_is_not_retried() -> None:
         prompt_name="weather",
         details=ThrottleDetails("quota_exhausted", retry_safe=False),
     )
-    adapter = ScriptedAdapter([quota, final("never")], retry_policy=FAST)
+    adapter = ScriptedAdapter([quota, final("never")], retry_policy=FAST_RETRY)
     with pytest.raises(ThrottleError) as info:
         adapter.evaluate(make_prompt(), session=Session())
     assert info.value.details.kind == "quota_exhausted"
@@ -189,7 +139,7 @@ def test_quota_exhausted_is_not_retried() -> None:
 
 def test_request_errors_are_not_retried() -> None:
     bad = PromptEvaluationError("HTTP 400", prompt_name="weather", phase="request")
-    adapter = ScriptedAdapter([bad, final("never")], retry_policy=FAST)
+    adapter = ScriptedAdapter([bad, final("never")], retry_policy=FAST_RETRY)
     with pytest.raises(PromptEvaluationError):
         adapter.evaluate(make_prompt(), session=Session())
     assert len(adapter.requests) == 1
@@ -234,21 +184,6 @@ def test_graceful_false_per_call_aborts() -> None:
     assert isinstance(info.value.__cause__, RuntimeError)
 
 
-def test_unexpected_exceptions_become_wink_errors() -> None:
-    adapter = ScriptedAdapter([ZeroDivisionError("bug in a translator")])
-    with pytest.raises(PromptEvaluationError) as info:
-        adapter.evaluate(make_prompt(), session=Session())
-    assert isinstance(info.value.__cause__, ZeroDivisionError)
-
-
-def test_evaluate_works_inside_a_running_loop() -> None:
-    async def main() -> str | None:
-        adapter = ScriptedAdapter([final("from inside a loop")])
-        return adapter.evaluate(make_prompt(), session=Session()).text
-
-    assert asyncio.run(main()) == "from inside a loop"
-
-
 async def test_evaluate_async() -> None:
     adapter = ScriptedAdapter([tool_turn(call("weather", {"city": "Paris"})), final("done")])
     response = await adapter.evaluate_async(make_prompt(), session=Session())
@@ -284,7 +219,7 @@ steps = st.lists(
 @settings(max_examples=60, deadline=None)
 @given(script=steps)
 def test_every_exception_escaping_the_loop_is_a_wink_error(script: list[Any]) -> None:
-    adapter = ScriptedAdapter(script, retry_policy=FAST, max_failed_tool_rounds=3)
+    adapter = ScriptedAdapter(script, retry_policy=FAST_RETRY, max_failed_tool_rounds=3)
     with contextlib.suppress(WinkError):
         adapter.evaluate(make_prompt(), session=Session(), budget=Budget(max_requests=8))
 
@@ -296,33 +231,10 @@ def test_a_timeout_past_the_deadline_is_a_deadline_error() -> None:
         time.sleep(0.06)
         return ThrottleError("timed out", prompt_name="weather", details=ThrottleDetails("timeout"))
 
-    adapter = ScriptedAdapter([slow, final("late")], retry_policy=FAST)
+    adapter = ScriptedAdapter([slow, final("late")], retry_policy=FAST_RETRY)
     with pytest.raises(DeadlineExceededError) as info:
         adapter.evaluate(make_prompt(), session=Session(), deadline=Deadline(at=0.05))
     assert isinstance(info.value.__cause__, ThrottleError)
-
-
-async def test_adapter_closes_the_clients_it_created() -> None:
-    closed: list[str] = []
-
-    class Client:
-        async def close(self) -> None:
-            closed.append("async")
-
-    adapter = ScriptedAdapter([final("one")])
-    adapter._make_client = lambda *, sync: Client()  # type: ignore[method-assign]
-    async with adapter:
-        await adapter.evaluate_async(make_prompt(), session=Session())
-    assert closed == ["async"]
-
-
-def test_a_client_passed_in_is_left_open() -> None:
-    class Client:
-        def close(self) -> None:
-            raise AssertionError("the caller's client must not be closed")
-
-    with ScriptedAdapter([final("one")], client=Client()) as adapter:
-        assert adapter.evaluate(make_prompt(), session=Session()).text == "one"
 
 
 def test_visibility_expansion_through_the_loop() -> None:
@@ -337,7 +249,7 @@ def test_visibility_expansion_through_the_loop() -> None:
                 title="Manual",
                 template="The secret is 42.",
                 summary="A manual.",
-                tools=[Tool(name="weather", description="Weather by city", handler=weather)],
+                tools=[WEATHER_TOOL],
             ),
         ],
     )

@@ -9,13 +9,14 @@ import logging
 import socket
 import sys
 import traceback
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from wink import MarkdownSection, Prompt, RetryPolicy, Session, WinkError, create_adapter
+from tests.helpers.adapters import KEY, NO_RETRY
+from tests.helpers.prompts import HELLO
+from wink import RetryPolicy, Session, WinkError, create_adapter
 from wink.core.errors import PromptEvaluationError, ThrottleError
 from wink.core.provider_errors import (
     connection_error,
@@ -24,11 +25,6 @@ from wink.core.provider_errors import (
     redact_secrets,
 )
 from wink.testing import Fault, ProviderEmulator
-
-KEY = "sk-proj-abcdefghijklmnop0123456789"
-HELLO = Prompt(
-    name="hello", sections=[MarkdownSection(key="task", title="Task", template="Say hi.")]
-)
 
 
 def test_secrets_are_masked_everywhere_in_a_payload() -> None:
@@ -169,12 +165,6 @@ def test_unknown_key_shaped_strings_are_cleaned_too() -> None:
     assert str(error) == "rejected [redacted]"
 
 
-@pytest.fixture
-def emulator() -> Iterator[ProviderEmulator]:
-    with ProviderEmulator() as emu:
-        yield emu
-
-
 @pytest.mark.parametrize(
     ("provider", "model", "sdk_error"),
     [
@@ -193,7 +183,7 @@ def test_a_key_echoed_by_the_server_is_nowhere_in_the_logged_chain(
         model,
         base_url=emulator.base_url(provider),
         api_key=secret,
-        retry_policy=RetryPolicy(max_attempts=1),
+        retry_policy=NO_RETRY,
     )
     stream = io.StringIO()
     logger = logging.getLogger("test.redaction")

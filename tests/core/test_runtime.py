@@ -1,53 +1,35 @@
-"""The sync/async model (`wink.core.runtime`, `wink.core.clients`, `wink.core.runner`),
-exercised through real adapters and SDKs against local servers."""
+"""The sync/async bridge (`wink.core.runtime`): which task may block, nothing left open
+per thread or loop, clean tracebacks; through real adapters and SDKs where it matters.
+The client pool and the runner have test_clients.py and test_runner.py."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
-import json
 import os
-import socket
 import threading
 import traceback
 import warnings
-from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import pytest
 
+from tests.helpers.adapters import make_adapter
+from tests.helpers.prompts import HELLO, make_prompt
 from wink import (
-    Deadline,
-    DeadlineExceededError,
     MarkdownSection,
     Prompt,
-    RetryPolicy,
     Session,
     ThrottleError,
     Tool,
     ToolContext,
     ToolResult,
-    create_adapter,
 )
-from wink.core.runtime import in_sync_call, run_sync
+from wink.core.runtime import in_sync_call, run_in_thread, run_sync
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
-
-KEY = "sk-test-runtime-0123456789"
-
-
-def hello() -> Prompt:
-    return Prompt(name="hello", sections=[MarkdownSection(key="t", title="T", template="Hi.")])
-
-
-@pytest.fixture
-def emulator() -> Iterator[ProviderEmulator]:
-    with ProviderEmulator(default_turn=Turn.text("ok")) as emu:
-        yield emu
-
-
-def openai_adapter(emu: ProviderEmulator, **options: object):  # type: ignore[no-untyped-def]
-    return create_adapter("openai:gpt-4.1", base_url=emu.base_url("openai"), api_key=KEY, **options)
-
+from wink.testing.scripted import ScriptedAdapter, final
 
 # --- which task may block
 
@@ -74,21 +56,21 @@ class Fan:
 
 
 def test_sub_evaluations_gathered_in_a_tool_run_concurrently_under_evaluate(
-    emulator: ProviderEmulator,
+    ok_emulator: ProviderEmulator,
 ) -> None:
     """An async tool that gathers evaluations gets async clients, so they overlap."""
-    adapter = openai_adapter(emulator)
+    adapter = make_adapter("openai", ok_emulator)
     inner_flags: list[bool] = []
 
     async def fan_out(params: Fan, *, context: ToolContext) -> ToolResult[str]:
         async def one() -> str | None:
             inner_flags.append(in_sync_call())
-            return (await adapter.evaluate_async(hello(), session=Session())).text
+            return (await adapter.evaluate_async(HELLO, session=Session())).text
 
         answers = await asyncio.gather(*(one() for _ in range(params.count)))
         return ToolResult.ok(",".join(a or "" for a in answers))
 
-    emulator.set_script(
+    ok_emulator.set_script(
         [
             Turn.tool_calls(EmulatedToolCall("fan_out", {"count": 4})),
             *[Turn.text("sub")] * 4,
@@ -118,15 +100,15 @@ def _open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def test_a_thread_per_call_leaves_no_loop_or_socket_behind(emulator: ProviderEmulator) -> None:
-    adapter = openai_adapter(emulator)
-    adapter.evaluate(hello(), session=Session())  # warm: the one sync client and its pool
+def test_a_thread_per_call_leaves_no_loop_or_socket_behind(ok_emulator: ProviderEmulator) -> None:
+    adapter = make_adapter("openai", ok_emulator)
+    adapter.evaluate(HELLO, session=Session())  # warm: the one sync client and its pool
     gc.collect()
     before = _open_fds()
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResourceWarning)
         for _ in range(40):
-            thread = threading.Thread(target=lambda: adapter.evaluate(hello(), session=Session()))
+            thread = threading.Thread(target=lambda: adapter.evaluate(HELLO, session=Session()))
             thread.start()
             thread.join()
         gc.collect()
@@ -134,117 +116,61 @@ def test_a_thread_per_call_leaves_no_loop_or_socket_behind(emulator: ProviderEmu
     adapter.close()
 
 
-def test_evaluate_inside_a_running_loop_closes_what_it_opened(
-    emulator: ProviderEmulator,
-) -> None:
-    adapter = create_adapter(
-        "anthropic:claude-sonnet-4-6", base_url=emulator.base_url("anthropic"), api_key=KEY
-    )
-
-    async def notebook_cell() -> str | None:
-        return adapter.evaluate(hello(), session=Session()).text  # Jupyter-style call
-
-    assert asyncio.run(notebook_cell()) == "ok"
-    assert adapter._clients.open_clients == 1  # the sync client only: no loop-bound one
-    adapter.close()
-    assert adapter._clients.open_clients == 0
-
-
 # --- clean tracebacks
 
 
-def test_a_sync_failure_has_a_clean_traceback(emulator: ProviderEmulator) -> None:
-    adapter = openai_adapter(emulator, retry_policy=RetryPolicy(max_attempts=1))
-    emulator.inject(Fault.rate_limit(retry_after=0.01))
+def test_a_sync_failure_has_a_clean_traceback(ok_emulator: ProviderEmulator) -> None:
+    adapter = make_adapter("openai", ok_emulator)
+    ok_emulator.inject(Fault.rate_limit(retry_after=0.01))
     with pytest.raises(ThrottleError) as info:
-        adapter.evaluate(hello(), session=Session())
+        adapter.evaluate(HELLO, session=Session())
     text = "".join(traceback.format_exception(info.value))
     assert "no running event loop" not in text
     assert "During handling of the above exception" not in text
     adapter.close()
 
 
-# --- the deadline bounds the whole request
+# --- evaluate() inside a running loop (Jupyter, an async web handler)
 
 
-def _trickling_server(body: bytes, started: threading.Event, sent_all: threading.Event) -> int:
-    """A server that sends a valid answer one byte every 20 ms."""
-    listener = socket.create_server(("127.0.0.1", 0))
+def test_evaluate_works_inside_a_running_loop() -> None:
+    async def main() -> str | None:
+        adapter = ScriptedAdapter([final("from inside a loop")])
+        return adapter.evaluate(make_prompt(), session=Session()).text
 
-    def run() -> None:
-        connection, _ = listener.accept()
-        with connection:
-            connection.recv(65536)
-            head = (
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                f"content-length: {len(body)}\r\n\r\n"
-            )
-            connection.sendall(head.encode())
-            started.set()
-            try:
-                for index in range(len(body)):
-                    connection.sendall(body[index : index + 1])
-                    threading.Event().wait(0.02)
-            except OSError:  # the client hung up: what the deadline should cause
-                return
-            sent_all.set()
-        listener.close()
-
-    threading.Thread(target=run, daemon=True).start()
-    return listener.getsockname()[1]
+    assert asyncio.run(main()) == "from inside a loop"
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_a_body_trickling_past_the_deadline_is_cut_at_the_deadline(mode: str) -> None:
-    body = json.dumps(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "gpt-4.1",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": "x" * 200},
-                }
-            ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-    ).encode()  # ~350 bytes: ~7 s at 20 ms a byte
-    started, sent_all = threading.Event(), threading.Event()
-    port = _trickling_server(body, started, sent_all)
-    adapter = create_adapter(
-        "openai:gpt-4.1", base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, timeout=30
-    )
-    deadline = Deadline(0.5)
-
-    def evaluate() -> object:
-        if mode == "sync":
-            return adapter.evaluate(hello(), session=Session(), deadline=deadline)
-        return asyncio.run(adapter.evaluate_async(hello(), session=Session(), deadline=deadline))
-
-    with pytest.raises(DeadlineExceededError):
-        evaluate()
-    assert started.is_set()
-    assert not sent_all.is_set()  # it returned while the body was still arriving
-    adapter.close()
+# --- wink's worker threads
 
 
-# --- one bad retry-after does not hold the adapter
+def test_run_in_thread_runs_on_a_wink_worker_with_the_callers_context() -> None:
+    where: ContextVar[str] = ContextVar("where", default="unset")
+
+    async def main() -> tuple[str, str]:
+        where.set("the caller")
+        return await run_in_thread(lambda: (threading.current_thread().name, where.get()))
+
+    name, seen = asyncio.run(main())
+    assert name.startswith("wink-worker")
+    assert seen == "the caller"
 
 
-def test_a_huge_retry_after_holds_the_adapter_no_longer_than_the_policy_cap(
-    emulator: ProviderEmulator,
-) -> None:
-    policy = RetryPolicy(max_attempts=1, max_retry_after=0.2)
-    adapter = openai_adapter(emulator, retry_policy=policy)
-    emulator.inject(Fault.rate_limit(retry_after=86400))
-    with pytest.raises(ThrottleError) as info:
-        adapter.evaluate(hello(), session=Session())
-    assert info.value.details.retry_after_seconds == 86400  # what the provider asked
-    # The next evaluation waits out the capped window, not a day; with a deadline of 5 s
-    # it is not refused at once as "outlasts the deadline".
-    response = adapter.evaluate(hello(), session=Session(), deadline=Deadline(5))
-    assert response.text == "ok"
-    adapter.close()
+def test_closing_a_private_loop_does_not_wait_for_a_thread_nobody_waits_for() -> None:
+    """A sync tool that outlived the deadline finishes in the background; `evaluate()`
+    returns at the deadline, not when the tool is done."""
+    release, finished = threading.Event(), threading.Event()
+
+    def blocked() -> None:
+        release.wait(10)
+        finished.set()
+
+    async def give_up_early() -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(0.05):
+                await run_in_thread(blocked)
+
+    run_sync(give_up_early())
+    assert not finished.is_set()  # run_sync returned while the thread was still blocked
+    release.set()
+    assert finished.wait(5)

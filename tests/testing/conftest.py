@@ -10,9 +10,8 @@ import pytest
 from google import genai
 from google.genai import types
 
+from tests.helpers.adapters import KEY
 from wink.testing import ProviderEmulator
-
-KEY = "sk-test-secret"
 
 
 @pytest.fixture

@@ -1,0 +1,145 @@
+"""What a caller configures an adapter with (`wink.adapters.options`): `ModelSettings`,
+the adapter options, and the argument checks of `evaluate()`; every bad value is a typed
+`WinkError` at the call that passed it, before anything is sent."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import wink
+from tests.helpers.adapters import KEY
+from tests.helpers.prompts import HELLO
+from wink import (
+    ConfigurationError,
+    InvalidArgumentError,
+    MarkdownSection,
+    ModelSettings,
+    Session,
+    create_adapter,
+)
+from wink.adapters.options import settings_from
+from wink.testing import ProviderEmulator
+
+# --- ModelSettings
+
+
+def test_stop_is_kept_as_a_tuple_whatever_sequence_it_came_in() -> None:
+    assert ModelSettings(stop="END").stop == ("END",)
+    assert ModelSettings(stop=["a", "b"]).stop == ("a", "b")  # type: ignore[arg-type]
+    assert ModelSettings().stop is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "complaint"),
+    [
+        ({"temperature": True}, "temperature must be a number"),
+        ({"top_p": "0.9"}, "top_p must be a number"),
+        ({"max_tokens": 2.0}, "max_tokens must be an int"),
+        ({"seed": False}, "seed must be an int"),
+        ({"max_tokens": 0}, "max_tokens must be >= 1"),
+        ({"stop": ["ok", 3]}, "stop must be a list of strings"),
+        ({"stop": {"END"}}, "stop must be a list of strings"),
+        ({"extra": ["not", "a", "mapping"]}, "extra_body must be a mapping"),
+    ],
+)
+def test_a_bad_setting_is_a_configuration_error(fields: dict[str, Any], complaint: str) -> None:
+    with pytest.raises(ConfigurationError, match=complaint):
+        ModelSettings(**fields)
+
+
+def test_only_the_settings_that_are_set_go_out_under_the_providers_names() -> None:
+    settings = ModelSettings(temperature=0.0, stop=("END",), extra={"topK": 3})
+    assert settings.set_fields() == {"temperature", "stop"}  # `extra` aside
+    names = {"temperature": "temperature", "max_tokens": "maxOutputTokens", "stop": "stopSequences"}
+    assert settings.to_fields(names) == {"temperature": 0.0, "stopSequences": ["END"]}
+
+
+def test_loose_settings_and_extra_body_make_one_model_settings() -> None:
+    settings = settings_from({"temperature": 0.5, "seed": 7, "extra_body": {"user": "u1"}})
+    assert settings == ModelSettings(temperature=0.5, seed=7, extra={"user": "u1"})
+    given = ModelSettings(max_tokens=100)
+    assert settings_from({"settings": given}) is given
+    assert settings_from({}) == ModelSettings()
+
+
+# --- adapter options
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"timeout": 0},
+        {"timeout": "60"},
+        {"temperature": "hot"},
+        {"max_tokens": 0},
+        {"max_tokens": 1.5},
+        {"stop": [1, 2]},
+        {"retry_policy": 3},
+        {"max_rounds": 0},
+        {"max_rounds": True},
+        {"graceful_tool_errors": "yes"},
+        {"api_key": 123},
+        {"base_url": 8080},
+        {"extra_body": ["not", "a", "mapping"]},
+        {"settings": {"temperature": 0}},
+        {"no_such_option": 1},
+    ],
+)
+def test_a_bad_option_is_a_configuration_error(options: dict[str, Any]) -> None:
+    with pytest.raises(ConfigurationError):
+        create_adapter("openai:gpt-4.1", **{"api_key": KEY, **options})
+
+
+def test_both_settings_and_loose_settings_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="not both"):
+        create_adapter(
+            "openai:gpt-4.1", api_key=KEY, settings=wink.ModelSettings(), temperature=0.5
+        )
+
+
+# --- evaluate() arguments
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Say hi",
+        {"name": "hi"},
+        None,
+        MarkdownSection(key="t", title="T", template="Hi."),
+    ],
+)
+def test_evaluate_refuses_what_is_not_a_prompt(prompt: Any, emulator: ProviderEmulator) -> None:
+    adapter = create_adapter("openai:gpt-4.1", base_url=emulator.base_url("openai"), api_key=KEY)
+    with pytest.raises(InvalidArgumentError) as info:
+        adapter.evaluate(prompt, session=Session())
+    assert isinstance(info.value, TypeError)
+    assert info.value.argument == "prompt"
+    with pytest.raises(InvalidArgumentError):
+        asyncio.run(adapter.evaluate_async(prompt, session=Session()))
+    assert emulator.requests == []
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("session", None),
+        ("session", {}),
+        ("deadline", 10),
+        ("budget", {"max_requests": 1}),
+        ("graceful_tool_errors", "no"),
+        ("max_rounds", 0),
+    ],
+)
+def test_evaluate_refuses_arguments_of_the_wrong_type(
+    name: str, value: Any, emulator: ProviderEmulator
+) -> None:
+    adapter = create_adapter("openai:gpt-4.1", base_url=emulator.base_url("openai"), api_key=KEY)
+    arguments: dict[str, Any] = {"session": Session(), name: value}
+    with pytest.raises(InvalidArgumentError) as info:
+        adapter.evaluate(HELLO, **arguments)
+    assert info.value.argument == name
+    assert emulator.requests == []

@@ -1,0 +1,102 @@
+"""`create_adapter("provider:model")` (`wink.adapters.registry`): reading the spec, finding
+the adapter class, and what it says when it cannot."""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tests.helpers.adapters import KEY
+from wink import ConfigurationError, create_adapter
+from wink.adapters.registry import PROVIDERS
+
+
+@pytest.mark.parametrize("name", sorted(PROVIDERS))
+def test_every_provider_builds_the_adapter_class_it_names(name: str) -> None:
+    info = PROVIDERS[name]
+    adapter = create_adapter(f"{name}:some-model", api_key=KEY)
+    assert type(adapter) is getattr(importlib.import_module(info.module), info.class_name)
+    assert adapter.provider == ("google" if name == "gemini" else name)
+    assert adapter.model == "some-model"
+
+
+@pytest.mark.parametrize("name", sorted(PROVIDERS))
+def test_the_key_variables_listed_are_the_ones_the_adapter_reads(name: str) -> None:
+    """`ProviderInfo.key_variables` is what the CLI and the docs show a user."""
+    info = PROVIDERS[name]
+    adapter_class = getattr(importlib.import_module(info.module), info.class_name)
+    assert info.key_variables == adapter_class.api_key_variables
+
+
+def test_an_unknown_provider_is_named_with_the_known_ones() -> None:
+    with pytest.raises(ConfigurationError) as info:
+        create_adapter("mistral:large")
+    assert info.value.provider == "mistral"
+    assert "known providers: anthropic, gemini, google, openai, openai-responses" in str(info.value)
+
+
+def test_options_reach_the_adapter() -> None:
+    adapter = create_adapter("anthropic:claude-sonnet-4-6", api_key=KEY, timeout=5, max_rounds=3)
+    assert (adapter.timeout, adapter.max_rounds) == (5.0, 3)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [None, 42, "", "openai", "openai:", ":gpt-4.1", "nope:model", "  :  ", b"openai:gpt"],
+)
+def test_a_bad_spec_is_a_configuration_error(spec: Any) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        create_adapter(spec)
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("spec", "provider", "model"),
+    [
+        ("openai: gpt-4o", "openai", "gpt-4o"),
+        ("OpenAI:gpt-4o", "openai", "gpt-4o"),
+        (" Anthropic : claude-sonnet-4-6 ", "anthropic", "claude-sonnet-4-6"),
+        ("GEMINI:gemini-2.5-flash", "google", "gemini-2.5-flash"),
+    ],
+)
+def test_a_spec_is_read_the_way_a_person_writes_it(spec: str, provider: str, model: str) -> None:
+    adapter = create_adapter(spec, api_key=KEY)
+    assert (adapter.provider, adapter.model) == (provider, model)
+
+
+def test_a_missing_extra_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = builtins.__import__
+
+    def no_httpx2(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "httpx2" or name.startswith("httpx2."):
+            raise ModuleNotFoundError("No module named 'httpx2'", name="httpx2")
+        return real_import(name, *args, **kwargs)
+
+    for module in [m for m in sys.modules if m.startswith("wink.adapters.openai")]:
+        monkeypatch.delitem(sys.modules, module)
+    monkeypatch.setattr(builtins, "__import__", no_httpx2)
+    with pytest.raises(ConfigurationError, match=r"wink\[openai\]"):
+        create_adapter("openai-responses:gpt-4.1", api_key=KEY)
+
+
+def test_help_lists_the_providers_their_keys_and_the_options() -> None:
+    text = create_adapter.__doc__ or ""
+    for word in ("openai-responses", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "max_rounds"):
+        assert word in text
+    annotations = create_adapter.__annotations__
+    assert "options" in annotations
+    assert "AdapterOptions" in str(annotations["options"])
+
+
+def test_importing_the_registry_loads_no_sdk() -> None:
+    code = (
+        "import sys, wink; wink.create_adapter; "
+        "assert not {'openai', 'anthropic', 'google.genai'} & set(sys.modules)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ})

@@ -1,0 +1,21 @@
+"""Fixtures every test folder may use (the `wink` pytest plugin adds `provider_emulator`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from wink.testing import ProviderEmulator, Turn
+
+
+@pytest.fixture
+def emulator(provider_emulator_factory: Callable[..., ProviderEmulator]) -> ProviderEmulator:
+    """A started emulator with an empty script: a request no turn was queued for is a 400."""
+    return provider_emulator_factory()
+
+
+@pytest.fixture
+def ok_emulator(provider_emulator_factory: Callable[..., ProviderEmulator]) -> ProviderEmulator:
+    """A started emulator that answers "ok" to every request its script leaves over."""
+    return provider_emulator_factory(default_turn=Turn.text("ok"))

@@ -1,0 +1,264 @@
+"""The client pool (`wink.core.clients`): one sync client per adapter, one async client per
+event loop, closed with `evaluate()`'s private loop; a caller's client used, never closed.
+
+First the pool alone, with stand-in clients; then through adapters and the real SDKs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tests.helpers.adapters import KEY, MODELS, callers_client
+from tests.helpers.prompts import HELLO, make_prompt
+from wink import ConfigurationError, PromptEvaluationError, Session, create_adapter
+from wink.core.clients import ClientPool, Lease, close_client
+from wink.core.runtime import run_sync
+from wink.testing import Fault, ProviderEmulator, Turn
+from wink.testing.scripted import ScriptedAdapter, final
+
+
+class SyncClient:
+    """A stand-in sync SDK client: `close()` is a plain call."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class AsyncClient:
+    """A stand-in async SDK client: `aclose()` must be awaited."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class Maker:
+    """The pool's `make`: records every client it builds; `sync_client=False` builds none."""
+
+    def __init__(self, *, sync_client: bool = True) -> None:
+        self.sync_client = sync_client
+        self.made: list[tuple[bool, Any]] = []
+
+    def __call__(self, sync: bool) -> Any:
+        client = (SyncClient() if self.sync_client else None) if sync else AsyncClient()
+        self.made.append((sync, client))
+        return client
+
+
+async def lease_twice(pool: ClientPool) -> tuple[Lease, Lease]:
+    return pool.lease(), pool.lease()
+
+
+# --- the pool on its own
+
+
+def test_sync_calls_share_one_sync_client_used_inline() -> None:
+    maker = Maker()
+    pool = ClientPool(maker)
+    first, again = run_sync(lease_twice(pool))
+    later, _ = run_sync(lease_twice(pool))  # another evaluate() call: the same client
+    assert (first.sync, first.inline) == (True, True)
+    assert first.client is again.client is later.client
+    assert maker.made == [(True, first.client)]
+    assert pool.held(sync=True) is first.client
+    pool.close_sync()
+    assert first.client.closed
+    assert pool.open_clients == 0
+
+
+def test_each_event_loop_gets_its_own_async_client() -> None:
+    maker = Maker()
+    pool = ClientPool(maker)
+    first, again = asyncio.run(lease_twice(pool))
+    other, _ = asyncio.run(lease_twice(pool))
+    assert (first.sync, first.inline) == (False, False)
+    assert first.client is again.client  # one per loop
+    assert other.client is not first.client  # the first belongs to a closed loop
+    assert [sync for sync, _ in maker.made] == [False, False]
+
+
+def test_an_async_client_made_on_evaluates_loop_is_closed_with_it() -> None:
+    """A task the sync call spawns (a tool gathering sub-evaluations) may not block: it
+    gets an async client, bound to the private loop and closed before that loop is."""
+    maker = Maker()
+    pool = ClientPool(maker)
+
+    async def in_a_task() -> Lease:
+        return pool.lease()
+
+    async def evaluate_like() -> tuple[Lease, Lease]:
+        return pool.lease(), await asyncio.create_task(in_a_task())
+
+    inline, spawned = run_sync(evaluate_like())
+    assert (inline.sync, spawned.sync, spawned.inline) == (True, False, False)
+    assert spawned.client.closed
+    assert not inline.client.closed
+    assert pool.open_clients == 1  # the sync client, kept for the next call
+
+
+def test_without_a_sync_client_a_sync_call_uses_an_async_one() -> None:
+    maker = Maker(sync_client=False)  # `make(sync=True)` gives None
+    pool = ClientPool(maker)
+    first, _ = run_sync(lease_twice(pool))
+    second, _ = run_sync(lease_twice(pool))
+    assert (first.sync, first.inline) == (False, False)
+    assert first.client.closed  # each closed with its private loop
+    assert second.client.closed
+    assert [sync for sync, _ in maker.made] == [True, False, False]  # asked for once
+    assert pool.open_clients == 0
+
+
+def test_an_async_client_on_the_callers_loop_waits_for_aclose() -> None:
+    maker = Maker()
+    pool = ClientPool(maker)
+
+    async def use_then_close() -> tuple[bool, bool]:
+        lease = pool.lease()
+        assert pool.held(sync=False) is lease.client
+        open_before = not lease.client.closed
+        await pool.aclose()
+        return open_before, lease.client.closed
+
+    assert asyncio.run(use_then_close()) == (True, True)
+    assert pool.open_clients == 0
+
+
+def test_a_given_sync_client_serves_every_task_and_is_never_made_or_closed() -> None:
+    maker = Maker()
+    given = SyncClient()
+    pool = ClientPool(maker, given=given)
+    in_sync_call, _ = run_sync(lease_twice(pool))
+    on_a_loop, _ = asyncio.run(lease_twice(pool))
+    assert in_sync_call == Lease(given, sync=True, inline=True)
+    assert on_a_loop == Lease(given, sync=True, inline=False)  # run off the loop
+    asyncio.run(pool.aclose())
+    assert maker.made == []
+    assert not given.closed
+
+
+def test_a_given_async_client_is_refused_to_a_sync_call_with_the_reason() -> None:
+    given = AsyncClient()
+    pool = ClientPool(Maker(), given=given, given_is_async=True, describe="test client")
+    with pytest.raises(ConfigurationError, match="async test client") as info:
+        run_sync(lease_twice(pool))
+    assert info.value.option == "client"
+    assert "evaluate_async()" in str(info.value)
+    lease, _ = asyncio.run(lease_twice(pool))
+    assert lease == Lease(given, sync=False, inline=False)
+
+
+async def test_close_client_awaits_aclose_calls_close_and_skips_neither() -> None:
+    asynchronous, synchronous = AsyncClient(), SyncClient()
+
+    class AwaitableClose:
+        closed = False
+
+        async def close(self) -> None:
+            AwaitableClose.closed = True
+
+    for client in (asynchronous, synchronous, AwaitableClose(), object()):
+        await close_client(client)
+    assert asynchronous.closed
+    assert synchronous.closed
+    assert AwaitableClose.closed
+
+
+# --- through an adapter
+
+
+async def test_adapter_closes_the_clients_it_created() -> None:
+    closed: list[str] = []
+
+    class Client:
+        async def close(self) -> None:
+            closed.append("async")
+
+    adapter = ScriptedAdapter([final("one")])
+    adapter._make_client = lambda *, sync: Client()  # type: ignore[method-assign]
+    async with adapter:
+        await adapter.evaluate_async(make_prompt(), session=Session())
+    assert closed == ["async"]
+
+
+def test_a_client_passed_in_is_left_open() -> None:
+    class Client:
+        def close(self) -> None:
+            raise AssertionError("the caller's client must not be closed")
+
+    with ScriptedAdapter([final("one")], client=Client()) as adapter:
+        assert adapter.evaluate(make_prompt(), session=Session()).text == "one"
+
+
+def test_evaluate_inside_a_running_loop_closes_what_it_opened(
+    ok_emulator: ProviderEmulator,
+) -> None:
+    adapter = create_adapter(
+        "anthropic:claude-sonnet-4-6", base_url=ok_emulator.base_url("anthropic"), api_key=KEY
+    )
+
+    async def notebook_cell() -> str | None:
+        return adapter.evaluate(HELLO, session=Session()).text  # Jupyter-style call
+
+    assert asyncio.run(notebook_cell()) == "ok"
+    assert adapter._clients.open_clients == 1  # the sync client only: no loop-bound one
+    adapter.close()
+    assert adapter._clients.open_clients == 0
+
+
+# --- a caller's SDK client
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_callers_sync_client_serves_evaluate_async_without_blocking_the_loop(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    mine = callers_client(provider, emulator)
+    emulator.set_script(lambda request: Turn.text("ok"))
+    emulator.inject(Fault.latency(0.2))
+    adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
+    ticks = 0
+
+    async def heartbeat() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    async def main() -> str | None:
+        beat = asyncio.create_task(heartbeat())
+        response = await adapter.evaluate_async(make_prompt(), session=Session())
+        beat.cancel()
+        return response.text
+
+    assert asyncio.run(main()) == "ok"
+    assert ticks >= 5  # the loop kept running while the sync SDK call was in flight
+    mine.close()
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_callers_async_client_is_refused_by_sync_evaluate_with_the_reason(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    mine = callers_client(provider, emulator, asynchronous=True)
+    emulator.set_script(lambda request: Turn.text("ok"))
+    adapter = create_adapter(f"{provider}:{MODELS[provider]}", client=mine)
+    with pytest.raises(PromptEvaluationError, match="evaluate_async") as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    assert info.value.phase == "request"
+    assert emulator.requests == []  # nothing was sent
+
+    async def twice() -> list[str | None]:  # the same client, on its own loop, works
+        first = await adapter.evaluate_async(make_prompt(), session=Session())
+        second = await adapter.evaluate_async(make_prompt(), session=Session())
+        await mine.close()
+        return [first.text, second.text]
+
+    assert asyncio.run(twice()) == ["ok", "ok"]

@@ -1,0 +1,244 @@
+"""The runner (`wink.core.runner`): one provider request under the adapter's pacing and
+the deadline, a translator's stray exception turned into the contract, and what the
+answer says about the provider's limits fed back to the pacer.
+
+First the runner alone, around a stand-in exchange; then through real adapters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from tests.helpers.adapters import KEY, make_adapter
+from tests.helpers.prompts import HELLO, make_prompt
+from tests.helpers.throttling import fake_pacer, throttled
+from wink import (
+    Deadline,
+    DeadlineExceededError,
+    PromptEvaluationError,
+    RetryPolicy,
+    Session,
+    ThrottleError,
+    create_adapter,
+)
+from wink.core.messages import ModelRequest, ModelResponse, RateLimitInfo, UserMessage
+from wink.core.pacing import RequestPacer
+from wink.core.runner import Runner
+from wink.testing import Fault, ProviderEmulator
+from wink.testing.scripted import ScriptedAdapter
+
+Exchange = Callable[[ModelRequest], Awaitable[ModelResponse]]
+
+
+def request(deadline: Deadline | None = None) -> ModelRequest:
+    return ModelRequest("greet", (UserMessage("hi"),), deadline=deadline)
+
+
+def answering(outcome: ModelResponse | BaseException, calls: list[ModelRequest]) -> Exchange:
+    """An exchange that records each request and returns or raises `outcome`."""
+
+    async def exchange(sent: ModelRequest) -> ModelResponse:
+        calls.append(sent)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    return exchange
+
+
+def runner(
+    exchange: Exchange, pacer: RequestPacer | None = None, policy: RetryPolicy | None = None
+) -> Runner:
+    return Runner(
+        "test:model",
+        exchange,
+        pacer=pacer or RequestPacer(),
+        retry_policy=policy or RetryPolicy(),
+        secrets=(KEY,),
+    )
+
+
+# --- the runner alone
+
+
+async def test_an_answer_is_returned_and_its_rate_limit_paces_what_follows() -> None:
+    pacer, _ = fake_pacer()
+    empty = RateLimitInfo(limit_requests=1, remaining_requests=0, reset_requests=0.5)
+    answer = ModelResponse(text="ok", rate_limit=empty)
+    calls: list[ModelRequest] = []
+    assert await runner(answering(answer, calls), pacer).request(request()) is answer
+    assert len(calls) == 1
+    assert not pacer.idle
+    assert pacer.interval == pytest.approx(0.5)
+
+
+async def test_a_rate_limit_opens_the_window_no_longer_than_the_policy_waits() -> None:
+    pacer, clock = fake_pacer()
+    asked_a_day = throttled(retry_after=86400.0)
+    calls: list[ModelRequest] = []
+    policy = RetryPolicy(max_retry_after=2.0)
+    with pytest.raises(ThrottleError) as info:
+        await runner(answering(asked_a_day, calls), pacer, policy).request(request())
+    assert info.value is asked_a_day  # raised as it came: the loop decides on retries
+    await pacer.acquire()
+    assert clock.now == pytest.approx(100.0 + 2.0)
+
+
+@pytest.mark.parametrize("kind", ["overloaded", "timeout", "quota_exhausted"])
+async def test_other_throttles_leave_the_window_shut(kind: str) -> None:
+    pacer, _ = fake_pacer()
+    error = throttled(kind, retry_after=5.0)  # type: ignore[arg-type]
+    with pytest.raises(ThrottleError):
+        await runner(answering(error, []), pacer).request(request())
+    assert pacer.idle
+
+
+async def test_a_translator_bug_is_a_response_error_with_its_cause() -> None:
+    bug = KeyError("choices")
+    with pytest.raises(PromptEvaluationError) as info:
+        await runner(answering(bug, [])).request(request())
+    assert type(info.value) is PromptEvaluationError
+    assert info.value.phase == "response"
+    assert info.value.prompt_name == "greet"
+    assert "KeyError" in str(info.value)
+    assert info.value.__cause__ is bug
+
+
+async def test_a_wink_error_passes_through_untouched() -> None:
+    refused = PromptEvaluationError("HTTP 400", prompt_name="greet", phase="request")
+    with pytest.raises(PromptEvaluationError) as info:
+        await runner(answering(refused, [])).request(request())
+    assert info.value is refused
+
+
+async def test_a_window_that_outlasts_the_deadline_is_refused_unsent() -> None:
+    pacer, clock = fake_pacer()
+    pacer.on_throttle(10.0)
+    calls: list[ModelRequest] = []
+    with pytest.raises(DeadlineExceededError, match="outlasts the deadline"):
+        await runner(answering(ModelResponse(text="ok"), calls), pacer).request(
+            request(Deadline(1.0))
+        )
+    assert calls == []
+    assert clock.slept == []
+
+
+async def test_the_deadline_bounds_the_whole_exchange() -> None:
+    async def slow(sent: ModelRequest) -> ModelResponse:
+        await asyncio.sleep(30)
+        return ModelResponse(text="late")  # pragma: no cover - cut first
+
+    with pytest.raises(DeadlineExceededError, match="waiting for the provider's answer"):
+        await runner(slow).request(request(Deadline(0.05)))
+
+
+async def test_a_timeout_of_the_exchange_itself_is_not_the_deadline() -> None:
+    """A `TimeoutError` the exchange raises is its own bug, not the deadline passing."""
+    with pytest.raises(PromptEvaluationError) as info:
+        await runner(answering(TimeoutError("socket"), [])).request(request(Deadline(30.0)))
+    assert not isinstance(info.value, DeadlineExceededError)
+    assert info.value.phase == "response"
+
+
+def test_the_runner_is_named_and_redacts_its_adapters_secrets() -> None:
+    calls: list[ModelRequest] = []
+    plain = runner(answering(ModelResponse(text="ok"), calls))
+    assert plain.name == "test:model"
+    cleaned = plain.redact({"error": {"message": f"bad key {KEY}"}, "status": 401})
+    assert cleaned == {"error": {"message": "bad key [redacted]"}, "status": 401}
+
+
+# --- through adapters
+
+
+def test_unexpected_exceptions_become_wink_errors() -> None:
+    adapter = ScriptedAdapter([ZeroDivisionError("bug in a translator")])
+    with pytest.raises(PromptEvaluationError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def _trickling_server(body: bytes, started: threading.Event, sent_all: threading.Event) -> int:
+    """A server that sends a valid answer one byte every 20 ms."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def run() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            head = (
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                f"content-length: {len(body)}\r\n\r\n"
+            )
+            connection.sendall(head.encode())
+            started.set()
+            try:
+                for index in range(len(body)):
+                    connection.sendall(body[index : index + 1])
+                    threading.Event().wait(0.02)
+            except OSError:  # the client hung up: what the deadline should cause
+                return
+            sent_all.set()
+        listener.close()
+
+    threading.Thread(target=run, daemon=True).start()
+    return listener.getsockname()[1]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_body_trickling_past_the_deadline_is_cut_at_the_deadline(mode: str) -> None:
+    body = json.dumps(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "gpt-4.1",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": "x" * 200},
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+    ).encode()  # ~350 bytes: ~7 s at 20 ms a byte
+    started, sent_all = threading.Event(), threading.Event()
+    port = _trickling_server(body, started, sent_all)
+    adapter = create_adapter(
+        "openai:gpt-4.1", base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, timeout=30
+    )
+    deadline = Deadline(0.5)
+
+    def evaluate() -> object:
+        if mode == "sync":
+            return adapter.evaluate(HELLO, session=Session(), deadline=deadline)
+        return asyncio.run(adapter.evaluate_async(HELLO, session=Session(), deadline=deadline))
+
+    with pytest.raises(DeadlineExceededError):
+        evaluate()
+    assert started.is_set()
+    assert not sent_all.is_set()  # it returned while the body was still arriving
+    adapter.close()
+
+
+def test_a_huge_retry_after_holds_the_adapter_no_longer_than_the_policy_cap(
+    ok_emulator: ProviderEmulator,
+) -> None:
+    policy = RetryPolicy(max_attempts=1, max_retry_after=0.2)
+    adapter = make_adapter("openai", ok_emulator, retry_policy=policy)
+    ok_emulator.inject(Fault.rate_limit(retry_after=86400))
+    with pytest.raises(ThrottleError) as info:
+        adapter.evaluate(HELLO, session=Session())
+    assert info.value.details.retry_after_seconds == 86400  # what the provider asked
+    # The next evaluation waits out the capped window, not a day; with a deadline of 5 s
+    # it is not refused at once as "outlasts the deadline".
+    response = adapter.evaluate(HELLO, session=Session(), deadline=Deadline(5))
+    assert response.text == "ok"
+    adapter.close()

@@ -1,0 +1,49 @@
+"""Adapters pointed at the emulator, with the key and retry policies tests use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wink import RetryPolicy, create_adapter
+from wink.adapters.base import ProviderAdapter
+from wink.testing import ProviderEmulator
+
+KEY = "sk-test-THIS-KEY-MUST-NEVER-LEAK-0123456789"
+"""An API key shaped like a real one, so redaction has to find it."""
+
+PROVIDERS = ("openai", "openai-responses", "anthropic", "google")
+MODELS = {
+    "openai": "gpt-4.1",
+    "openai-responses": "gpt-4.1",
+    "anthropic": "claude-sonnet-4-6",
+    "google": "gemini-2.5-flash",
+}
+
+NO_RETRY = RetryPolicy(max_attempts=1)
+FAST_RETRY = RetryPolicy(max_attempts=3, initial_delay=0.001, max_delay=0.002)
+"""Three attempts, a millisecond or two apart."""
+
+
+def make_adapter(provider: str, emu: ProviderEmulator, **options: Any) -> ProviderAdapter:
+    """`create_adapter` for `provider` on `emu`, with `KEY` and no retries unless given."""
+    options.setdefault("retry_policy", NO_RETRY)
+    options.setdefault("api_key", KEY)
+    return create_adapter(
+        f"{provider}:{MODELS[provider]}",
+        base_url=emu.base_url(provider),  # type: ignore[arg-type]
+        **options,
+    )
+
+
+def callers_client(provider: str, emu: ProviderEmulator, *, asynchronous: bool = False) -> Any:
+    """A client the caller built: the openai or anthropic SDK's own, with its defaults
+    (two retries), pointed at `emu`."""
+    import anthropic
+    import openai
+
+    kinds = {
+        "openai": (openai.OpenAI, openai.AsyncOpenAI),
+        "anthropic": (anthropic.Anthropic, anthropic.AsyncAnthropic),
+    }
+    kind = kinds[provider][asynchronous]
+    return kind(api_key=KEY, base_url=emu.base_url(provider))

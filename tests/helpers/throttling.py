@@ -1,0 +1,74 @@
+"""Throttles and a deadline to drive the retry policy, its tenacity strategies and the
+pacer with, without a provider or a real clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tenacity import AsyncRetrying, RetryCallState
+
+from wink.core.errors import ThrottleDetails, ThrottleError, ThrottleKind
+from wink.core.pacing import RequestPacer
+
+
+def throttled(
+    kind: ThrottleKind = "rate_limit",
+    *,
+    retry_after: float | None = None,
+    retry_safe: bool = True,
+    message: str = "HTTP 429: slow down",
+) -> ThrottleError:
+    """A 429 as an adapter raises it, for the prompt "greet"."""
+    return ThrottleError(
+        message,
+        prompt_name="greet",
+        details=ThrottleDetails(
+            kind=kind, retry_after=retry_after, retry_safe=retry_safe, status_code=429
+        ),
+        provider_payload={"error": {"type": "rate_limit_error"}},
+    )
+
+
+@dataclass
+class FakeDeadline:
+    """A deadline that always has `left` seconds to go."""
+
+    left: float
+
+    def remaining(self) -> float:
+        return self.left
+
+
+def make_state(
+    attempt: int = 1, *, error: BaseException | None = None, upcoming_sleep: float = 0.0
+) -> RetryCallState:
+    """A tenacity call state after `attempt` attempts that ended with `error` (else "ok")."""
+    state = RetryCallState(retry_object=AsyncRetrying(), fn=None, args=(), kwargs={})
+    state.attempt_number = attempt
+    if error is None:
+        state.set_result("ok")
+    else:
+        state.set_exception((type(error), error, None))
+    state.upcoming_sleep = upcoming_sleep
+    return state
+
+
+@dataclass
+class FakeClock:
+    """A monotonic clock that moves only when slept on."""
+
+    now: float = 100.0
+    slept: list[float] = field(default_factory=list[float])
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def fake_pacer() -> tuple[RequestPacer, FakeClock]:
+    """A pacer on a fake clock that starts at 100.0."""
+    clock = FakeClock()
+    return RequestPacer(clock=clock, sleep=clock.sleep), clock
