@@ -200,7 +200,7 @@ USAGE = {"input_tokens": 12, "output_tokens": 5}
         ("max_tokens", "length"),
         ("model_context_window_exceeded", "length"),
         ("refusal", "refusal"),
-        ("pause_turn", "other"),
+        ("pause_turn", "paused"),
         ("something_new", "other"),
     ],
 )

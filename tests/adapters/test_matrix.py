@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.adapters import KEY, PROVIDERS, make_adapter
+from tests.helpers.adapters import KEY, MODELS, NO_RETRY, PROVIDERS, make_adapter
 from tests.helpers.prompts import Answer, make_prompt
 from tests.helpers.threads import on_threads
 from wink import (
@@ -24,6 +24,7 @@ from wink import (
     Session,
     ThrottleError,
     ToolInvoked,
+    create_adapter,
 )
 from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
 
@@ -284,12 +285,12 @@ def test_giving_up_counts_the_attempts(provider: str, emulator: ProviderEmulator
 def test_a_cut_off_answer_echoing_the_key_is_redacted_in_the_payload(
     provider: str, emulator: ProviderEmulator
 ) -> None:
-    emulator.set_script(Recorder(Turn.text(f"your key is {SECRET}", finish="length")))
+    emulator.set_script(Recorder(Turn.text(f"your key is {KEY}", finish="length")))
     with pytest.raises(PromptEvaluationError) as info:
         make_adapter(provider, emulator).evaluate(make_prompt(), session=Session())
     assert info.value.phase == "response"
     assert info.value.provider_payload is not None
-    assert SECRET not in repr(info.value.provider_payload)
+    assert KEY not in repr(info.value.provider_payload)
     assert "[redacted]" in repr(info.value.provider_payload)
 
 
