@@ -1,11 +1,9 @@
 """Reading what providers say about their limits (`wink.core.throttle`): durations,
-`retry-after` and rate-limit headers, and Gemini's error details."""
+`retry-after` and rate-limit headers."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 import httpx
 import pytest
@@ -14,8 +12,6 @@ from tests.helpers.wire import load_recording
 from wink.core import errors, throttle
 from wink.core.messages import RateLimitInfo
 from wink.core.throttle import (
-    google_quota_is_daily,
-    google_retry_delay,
     parse_duration,
     rate_limit_info_from_headers,
     retry_after_from_headers,
@@ -192,45 +188,3 @@ def test_the_reset_header_says_whether_it_is_a_clock_time() -> None:
     assert anthropic.reset_requests == pytest.approx(0.010)
     assert openai is not None
     assert not openai.reset_is_time
-
-
-# --- Gemini error bodies
-
-
-def test_gemini_retry_info_and_daily_quota_from_the_recording() -> None:
-    body = load_recording("google/429_quota_failure_retryinfo_body.json")["response"]["body"]
-    assert google_retry_delay(body) == 42.0
-    assert google_retry_delay(body["error"]) == 42.0  # the inner error object works too
-    assert google_quota_is_daily(body)
-
-
-def test_gemini_short_429_has_neither() -> None:
-    body = load_recording("google/429_resource_exhausted.json")["response"]["body"]
-    assert google_retry_delay(body) is None
-    assert not google_quota_is_daily(body)
-
-
-def _gemini_body(*details: Mapping[str, Any]) -> dict[str, Any]:
-    return {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": list(details)}}
-
-
-def test_gemini_retry_delay_forms() -> None:
-    retry = "type.googleapis.com/google.rpc.RetryInfo"
-    fine = _gemini_body({"@type": retry, "retryDelay": "3.598366221s"})
-    assert google_retry_delay(fine) == pytest.approx(3.598366221)
-    decoded = _gemini_body({"@type": retry, "retryDelay": {"seconds": 3, "nanos": 500_000_000}})
-    assert google_retry_delay(decoded) == pytest.approx(3.5)
-    assert google_retry_delay(_gemini_body({"@type": retry, "retryDelay": "later"})) is None
-    assert google_retry_delay(_gemini_body({"@type": "x.Help", "retryDelay": "4s"})) is None
-    assert google_retry_delay("429 RESOURCE_EXHAUSTED") is None
-    assert google_retry_delay({"error": {"details": "none"}}) is None
-
-
-def test_gemini_quota_is_daily_only_for_a_per_day_violation() -> None:
-    failure = "type.googleapis.com/google.rpc.QuotaFailure"
-    per_minute = {"quotaId": "GenerateRequestsPerMinutePerProjectPerModel"}
-    assert not google_quota_is_daily(_gemini_body({"@type": failure, "violations": [per_minute]}))
-    by_metric = {"quotaMetric": "generativelanguage.googleapis.com/requests_per_day"}
-    assert google_quota_is_daily(_gemini_body({"@type": failure, "violations": [by_metric]}))
-    assert not google_quota_is_daily(_gemini_body({"@type": failure, "violations": "x"}))
-    assert not google_quota_is_daily(None)

@@ -44,8 +44,8 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
-from ..core.throttle import google_quota_is_daily, google_retry_delay
 from .base import EncodedRequest, ModelSettings, ProviderAdapter, WireRequest
+from .google_errors import google_quota_is_daily, google_retry_delay
 from .thinking import gemini_thinking_config
 
 __all__ = ["DEFAULT_BASE_URL", "GeminiErrorAnswer", "GoogleAdapter"]
