@@ -122,12 +122,29 @@ def _map_assistant(message: AssistantMessage) -> list[dict[str, Any]]:
     if message.text:
         blocks.append({"type": "text", "text": message.text})
     for call in message.tool_calls:
-        arguments = call.arguments
-        # Input that was not an object went back to the model as a failed tool result;
-        # the echo of the call must still be an object.
-        tool_input = dict(arguments) if isinstance(arguments, Mapping) else {}
-        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input})
+        blocks.append(
+            {"type": "tool_use", "id": call.id, "name": call.name, "input": _input_of(call)}
+        )
     return blocks
+
+
+def _input_of(call: ToolCall) -> dict[str, Any]:
+    """The call's arguments as the object `input` must be. A JSON string (every call made
+    on OpenAI, when another provider's transcript continues here) is decoded; input that
+    was not an object went back to the model as a failed tool result, and its echo is
+    `{}`."""
+    arguments = call.arguments
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments, parse_constant=_not_json)
+        except ValueError:
+            return {}
+    return dict(cast(Mapping[str, Any], arguments)) if isinstance(arguments, Mapping) else {}
+
+
+def _not_json(constant: str) -> Any:
+    """`Infinity` / `NaN` are not JSON (the body would not encode): treated as broken."""
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _map_tool_result(message: ToolResultMessage) -> dict[str, Any]:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from ..core.errors import ConfigurationError, InvalidArgumentError
 from ..core.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from ..core.telemetry import Telemetry
 
 __all__ = [
     "AdapterOptions",
@@ -19,6 +22,7 @@ __all__ = [
     "optional_str",
     "positive",
     "settings_from",
+    "telemetry_option",
 ]
 
 
@@ -86,6 +90,8 @@ class AdapterOptions(TypedDict, total=False):
     evaluation, default 50), `max_failed_tool_rounds` (default 8).
     Sampling: `settings` (a `ModelSettings`), or its fields one by one: `temperature`,
     `max_tokens`, `top_p`, `stop`, `seed`, `extra_body`.
+    Tracing: `tracer_provider` (an OpenTelemetry `TracerProvider`; default: the global one
+    once the application has configured OpenTelemetry; see docs/observability.md).
     """
 
     client: Any
@@ -103,6 +109,7 @@ class AdapterOptions(TypedDict, total=False):
     stop: list[str] | tuple[str, ...] | str | None
     seed: int | None
     extra_body: Mapping[str, Any] | None
+    tracer_provider: Any
 
 
 _SETTING_OPTIONS = ("temperature", "max_tokens", "top_p", "stop", "seed", "extra_body")
@@ -175,6 +182,22 @@ def settings_from(options: Mapping[str, Any]) -> ModelSettings:
             f"extra_body must be a mapping, got {type(extra).__name__}", option="extra_body"
         )
     return ModelSettings(**loose, extra=dict(cast(Mapping[str, Any], extra or {})))
+
+
+def telemetry_option(tracer_provider: object) -> Telemetry | None:
+    """`tracer_provider=` checked: anything with `get_tracer` (an OpenTelemetry
+    `TracerProvider`), or None for the global one."""
+    if tracer_provider is None:
+        return None
+    if not callable(getattr(tracer_provider, "get_tracer", None)):
+        raise ConfigurationError(
+            "tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer), "
+            f"got {type(tracer_provider).__name__}",
+            option="tracer_provider",
+        )
+    from ..core.telemetry import Telemetry
+
+    return Telemetry(tracer_provider)
 
 
 def _check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:
