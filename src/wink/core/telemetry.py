@@ -236,7 +236,6 @@ class EvaluationTrace:
                 "gen_ai.operation.name": "chat",
                 "gen_ai.provider.name": provider,
                 "gen_ai.request.model": model,
-                "wink.adapter": adapter,
             },
             record_exception=False,
             set_status_on_exception=False,
