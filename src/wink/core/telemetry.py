@@ -136,12 +136,13 @@ class traced_evaluation:  # a context manager used like a function
 class EvaluationTrace:
     """The spans of one evaluation; the loop, runner and executor report to it."""
 
-    __slots__ = ("_detach", "_span", "_tracer", "content")
+    __slots__ = ("_adapter", "_detach", "_span", "_tracer", "content")
 
     def __init__(self, telemetry: Telemetry, prompt_name: str, adapter: str) -> None:
         from opentelemetry import context, trace
 
         self._tracer = telemetry.tracer
+        self._adapter = adapter
         self.content = capture_content()
         provider, model = _split(adapter)
         self._span: Span = self._tracer.start_span(
@@ -192,18 +193,17 @@ class EvaluationTrace:
                 },
             )
         elif isinstance(event, PromptExecuted):
-            provider, model = _split(event.adapter)
-            span.set_attributes(
-                {
-                    "wink.adapter": event.adapter,
-                    "gen_ai.provider.name": provider,
-                    "gen_ai.request.model": model,
-                    "gen_ai.usage.input_tokens": event.usage.input_tokens,
-                    "gen_ai.usage.output_tokens": event.usage.output_tokens,
-                    "wink.rounds": event.rounds,
-                    "wink.requests": event.usage.requests,
-                }
-            )
+            attributes = {
+                "gen_ai.usage.input_tokens": event.usage.input_tokens,
+                "gen_ai.usage.output_tokens": event.usage.output_tokens,
+                "wink.rounds": event.rounds,
+            }
+            if event.adapter != self._adapter:  # a fallback adapter answered
+                provider, model = _split(event.adapter)
+                attributes["wink.adapter"] = event.adapter
+                attributes["gen_ai.provider.name"] = provider
+                attributes["gen_ai.request.model"] = model
+            span.set_attributes(attributes)
         elif isinstance(event, PromptFailed):
             _failed(span, event.error)
             attributes = {"wink.adapter": event.adapter, "wink.rounds": event.rounds}
@@ -270,7 +270,6 @@ class EvaluationTrace:
                 "gen_ai.operation.name": "execute_tool",
                 "gen_ai.tool.name": call.name,
                 "gen_ai.tool.call.id": call.id,
-                "gen_ai.tool.type": "function",
             },
             record_exception=False,
             set_status_on_exception=False,
