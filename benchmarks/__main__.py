@@ -14,6 +14,7 @@ from ._common import Row, machine
 from .imports import import_time
 from .load import concurrency, throttling
 from .loops import loop_overhead, tool_heavy
+from .otel import otel_overhead
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -37,6 +38,9 @@ def scenarios(quick: bool, repeat: int | None) -> dict[str, Callable[[], list[Ro
             repeat=reps(3, 1),
         ),
         "tool-heavy": lambda: tool_heavy(reps(5, 1)),
+        "otel": lambda: otel_overhead(
+            loops=20 if quick else 200, repeat=reps(9, 1), warmup=5 if quick else 30
+        ),
     }
 
 

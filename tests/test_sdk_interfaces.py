@@ -49,6 +49,8 @@ OWN_OBJECTS = frozenset(
         "wink/core/resources.py: parent._resolution",
         # the ResourceScope that owns a binding builds its instance
         "wink/core/resources.py: owner._resolve",
+        # a FallbackAdapter sends each round through its adapters' runners
+        "wink/adapters/fallback.py: adapter._runner",
     }
 )
 

@@ -12,6 +12,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .core.errors import (
+    AllAdaptersFailedError,
+    AllAdaptersThrottledError,
     CircularDependencyError,
     ConfigurationError,
     DeadlineExceededError,
@@ -41,6 +43,7 @@ from .core.errors import (
 if TYPE_CHECKING:
     from .adapters.anthropic import AnthropicAdapter
     from .adapters.base import ProviderAdapter
+    from .adapters.fallback import FallbackAdapter
     from .adapters.google import GoogleAdapter
     from .adapters.openai import OpenAIAdapter
     from .adapters.openai_responses import OpenAIResponsesAdapter
@@ -54,6 +57,7 @@ if TYPE_CHECKING:
     from .core.resources import ResourceBinding
     from .core.retry import RetryPolicy
     from .core.session import (
+        AdapterSwitched,
         PromptExecuted,
         PromptFailed,
         PromptRendered,
@@ -69,6 +73,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AdapterOptions",
+    "AdapterSwitched",
+    "AllAdaptersFailedError",
+    "AllAdaptersThrottledError",
     "AnthropicAdapter",
     "Budget",
     "CircularDependencyError",
@@ -77,6 +84,7 @@ __all__ = [
     "DeadlineExceededError",
     "DuplicateBindingError",
     "EvaluationPhase",
+    "FallbackAdapter",
     "FinishReason",
     "GoogleAdapter",
     "InvalidArgumentError",
@@ -126,6 +134,8 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
+    "AdapterSwitched": "wink.core.session",
+    "FallbackAdapter": "wink.adapters.fallback",
     "AnthropicAdapter": "wink.adapters.anthropic",
     "Budget": "wink.core.limits",
     "Deadline": "wink.core.limits",

@@ -167,11 +167,26 @@ def _thinking_block(part: ThinkingPart) -> dict[str, Any]:
 
 
 def _tool_use_block(call: ToolCall) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": _input_of(call)}
+
+
+def _input_of(call: ToolCall) -> dict[str, Any]:
+    """The call's arguments as the object `input` must be. A JSON string (every call made
+    on OpenAI, when another provider's transcript continues here) is decoded; input that
+    was not an object went back to the model as a failed tool result, and its echo is
+    `{}`."""
     arguments = call.arguments
-    # Input that was not an object went back to the model as a failed tool result;
-    # the echo of the call must still be an object.
-    tool_input = dict(arguments) if isinstance(arguments, Mapping) else {}
-    return {"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments, parse_constant=_not_json)
+        except ValueError:
+            return {}
+    return dict(cast(Mapping[str, Any], arguments)) if isinstance(arguments, Mapping) else {}
+
+
+def _not_json(constant: str) -> Any:
+    """`Infinity` / `NaN` are not JSON (the body would not encode): treated as broken."""
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _map_tool_result(message: ToolResultMessage) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from .options import (
     optional_str,
     positive,
     settings_from,
+    telemetry_option,
 )
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
@@ -141,6 +142,7 @@ class ProviderAdapter(ABC):
             describe=f"{self.provider} client",
         )
         self._secrets: tuple[str, ...] = self._known_secrets(client)
+        self._telemetry = telemetry_option(options.get("tracer_provider"))
         self._pacer = RequestPacer()
         self._runner = Runner(
             self.name,
@@ -178,6 +180,7 @@ class ProviderAdapter(ABC):
         run on worker threads). `max_rounds` overrides the adapter's for this call.
         """
         from ..core.loop import LoopSettings, run_evaluation
+        from ..core.telemetry import telemetry_for
 
         check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
         settings = LoopSettings(
@@ -187,6 +190,7 @@ class ProviderAdapter(ABC):
             else graceful_tool_errors,
             max_failed_tool_rounds=self.max_failed_tool_rounds,
             max_rounds=self.max_rounds if max_rounds is None else max_rounds,
+            telemetry=telemetry_for(self._telemetry),
         )
         return await run_evaluation(
             self._runner,

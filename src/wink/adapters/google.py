@@ -351,7 +351,7 @@ def _parse_text(parts: list[dict[str, Any]]) -> tuple[str | None, str | None]:
 
 
 def _parse_tool_calls(parts: list[dict[str, Any]]) -> tuple[ToolCall, ...]:
-    """`functionCall` parts in order; ids synthesized (and marked) when Gemini gives none."""
+    """`functionCall` parts in order; ids made (random, and marked) when Gemini gives none."""
     calls: list[ToolCall] = []
     for part in parts:
         function = part.get("functionCall")
@@ -366,7 +366,9 @@ def _parse_tool_calls(parts: list[dict[str, Any]]) -> tuple[ToolCall, ...]:
         data: dict[str, Any] = {}
         call_id = function.get("id")
         if call_id is None or call_id == "":
-            call_id = f"call_{len(calls)}_{name}"
+            # Unique in the whole transcript, in the characters and length every provider
+            # takes: a run that falls over to Anthropic needs unique tool_use ids.
+            call_id = f"call_{os.urandom(12).hex()}"
             data["synthetic_id"] = True
         elif not isinstance(call_id, str):
             raise MalformedResponse("functionCall.id is not a string")

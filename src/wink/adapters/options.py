@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, get_args
 
 from ..core.errors import ConfigurationError, InvalidArgumentError
 from ..core.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from ..core.telemetry import Telemetry
 
 __all__ = [
     "AdapterOptions",
@@ -21,6 +24,7 @@ __all__ = [
     "optional_str",
     "positive",
     "settings_from",
+    "telemetry_option",
 ]
 
 
@@ -156,6 +160,8 @@ class AdapterOptions(TypedDict, total=False):
     Sampling: `settings` (a `ModelSettings`), or its fields one by one: `temperature`,
     `max_tokens`, `top_p`, `stop`, `seed`, `thinking` (a `Thinking`, an effort such as
     "high", or a token budget such as 2048), `extra_body`.
+    Tracing: `tracer_provider` (an OpenTelemetry `TracerProvider`; default: the global one
+    once the application has configured OpenTelemetry; see docs/observability.md).
     """
 
     client: Any
@@ -174,6 +180,7 @@ class AdapterOptions(TypedDict, total=False):
     seed: int | None
     thinking: Thinking | Effort | int | None
     extra_body: Mapping[str, Any] | None
+    tracer_provider: Any
 
 
 _SETTING_OPTIONS = (
@@ -254,6 +261,22 @@ def settings_from(options: Mapping[str, Any]) -> ModelSettings:
             f"extra_body must be a mapping, got {type(extra).__name__}", option="extra_body"
         )
     return ModelSettings(**loose, extra=dict(cast(Mapping[str, Any], extra or {})))
+
+
+def telemetry_option(tracer_provider: object) -> Telemetry | None:
+    """`tracer_provider=` checked: anything with `get_tracer` (an OpenTelemetry
+    `TracerProvider`), or None for the global one."""
+    if tracer_provider is None:
+        return None
+    if not callable(getattr(tracer_provider, "get_tracer", None)):
+        raise ConfigurationError(
+            "tracer_provider must be an OpenTelemetry TracerProvider (with get_tracer), "
+            f"got {type(tracer_provider).__name__}",
+            option="tracer_provider",
+        )
+    from ..core.telemetry import Telemetry
+
+    return Telemetry(tracer_provider)
 
 
 def _check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:

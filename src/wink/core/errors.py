@@ -15,11 +15,16 @@
     + VisibilityExpansionRequired
   - PromptEvaluationError
     + ThrottleError
+    + AllAdaptersFailedError
+      + AllAdaptersThrottledError
   - ResourceError
     + UnboundResourceError
     + CircularDependencyError
     + DuplicateBindingError
     + ProviderError
+
+`AllAdaptersThrottledError` is also a `ThrottleError`: `except ThrottleError` catches a
+`FallbackAdapter` whose adapters were all throttled.
 
 One warning: `UnsupportedSettingWarning`, when a provider cannot honour a setting.
 
@@ -36,6 +41,8 @@ from datetime import timedelta
 from typing import Any, Literal
 
 __all__ = [
+    "AllAdaptersFailedError",
+    "AllAdaptersThrottledError",
     "CircularDependencyError",
     "ConfigurationError",
     "DeadlineExceededError",
@@ -329,6 +336,46 @@ class ThrottleError(PromptEvaluationError):
             f"ThrottleError({self.message!r}, prompt_name={self.prompt_name!r}, "
             f"details={self.details!r})"
         )
+
+
+class AllAdaptersFailedError(PromptEvaluationError):
+    """Every adapter of a `FallbackAdapter` failed the same request (`phase="request"`).
+
+    `failures` holds each adapter's failure as (adapter name, error), in the adapters'
+    order; an adapter skipped because its circuit was open gives the error that opened
+    it. When all of them are `ThrottleError`s the error raised is the subclass
+    `AllAdaptersThrottledError`, so `except ThrottleError` keeps working.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_name: str,
+        failures: Sequence[tuple[str, WinkError]] = (),
+        phase: EvaluationPhase = "request",
+        provider_payload: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(
+            message, prompt_name=prompt_name, phase=phase, provider_payload=provider_payload
+        )
+        self.failures: tuple[tuple[str, WinkError], ...] = tuple(failures)
+
+
+class AllAdaptersThrottledError(ThrottleError, AllAdaptersFailedError):
+    """Every adapter was throttled; `details.retry_after` is the shortest wait asked
+    (counted from now), `details.retry_safe` whether any of them may be retried."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_name: str,
+        details: ThrottleDetails,
+        failures: Sequence[tuple[str, WinkError]],
+    ) -> None:
+        super().__init__(message, prompt_name=prompt_name, details=details)
+        self.failures = tuple(failures)
 
 
 # --- resources

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import json
 import logging
@@ -33,6 +34,7 @@ from .messages import ToolCall, ToolResultMessage
 from .resources import ResourceScope
 from .runtime import run_in_thread
 from .session import Session, ToolInvoked
+from .telemetry import current_trace
 from .tools import ErrorCode, Tool, ToolContext, ToolResult
 
 __all__ = [
@@ -131,12 +133,12 @@ class ToolExecutor:
 
     async def execute(self, calls: Sequence[ToolCall]) -> list[ToolExecution]:
         """Run `calls` (concurrently when there are several) and record a `ToolInvoked` each."""
+        trace = current_trace()
+        run = self._run if trace is None else functools.partial(trace.tool, run=self._run)
         if len(calls) == 1:
-            executions = [await self._run(calls[0])]
+            executions = [await run(calls[0])]
         else:
-            gathered = await asyncio.gather(
-                *(self._run(call) for call in calls), return_exceptions=True
-            )
+            gathered = await asyncio.gather(*(run(call) for call in calls), return_exceptions=True)
             for outcome in gathered:
                 if isinstance(outcome, BaseException):
                     raise outcome

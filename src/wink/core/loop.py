@@ -48,6 +48,7 @@ from .session import (
     ThinkingReceived,
     ToolInvoked,
 )
+from .telemetry import Telemetry, current_trace, traced_evaluation
 
 __all__ = [
     "DEFAULT_MAX_ROUNDS",
@@ -93,6 +94,7 @@ class LoopSettings:
     graceful_tool_errors: bool = True
     max_failed_tool_rounds: int | None = 8
     max_rounds: int | None = DEFAULT_MAX_ROUNDS
+    telemetry: Telemetry | None = None  # spans (wink.core.telemetry); None: no tracing
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,19 +136,20 @@ async def run_evaluation(
     """
     progress = _Progress()
     tracker = BudgetTracker(budget, prompt_name=prompt.name)
-    try:
-        return await _evaluate(client, prompt, session, settings, deadline, tracker, progress)
-    except WinkError as error:
-        _record_failure(session, client, prompt.name, error, progress, tracker)
-        raise
-    except Exception as error:
-        failure = PromptEvaluationError(
-            f"unexpected {type(error).__name__} during the {progress.phase} phase: {error}",
-            prompt_name=prompt.name,
-            phase=progress.phase,
-        )
-        _record_failure(session, client, prompt.name, failure, progress, tracker)
-        raise failure from error
+    with traced_evaluation(settings.telemetry, prompt.name, client.name):
+        try:
+            return await _evaluate(client, prompt, session, settings, deadline, tracker, progress)
+        except WinkError as error:
+            _record_failure(session, client, prompt.name, error, progress, tracker)
+            raise
+        except Exception as error:
+            failure = PromptEvaluationError(
+                f"unexpected {type(error).__name__} during the {progress.phase} phase: {error}",
+                prompt_name=prompt.name,
+                phase=progress.phase,
+            )
+            _record_failure(session, client, prompt.name, failure, progress, tracker)
+            raise failure from error
 
 
 def _record_failure(
@@ -158,17 +161,19 @@ def _record_failure(
     tracker: BudgetTracker,
 ) -> None:
     phase = failure.phase if isinstance(failure, PromptEvaluationError) else None
+    event = PromptFailed(
+        prompt_name=name,
+        adapter=client.name,
+        phase=phase,
+        error=failure,
+        rounds=progress.rounds,
+        usage=tracker.usage,
+    )
+    trace = current_trace()
+    if trace is not None:
+        trace.record(event)
     with contextlib.suppress(Exception):  # a failing reducer must not mask the failure
-        session.dispatch(
-            PromptFailed(
-                prompt_name=name,
-                adapter=client.name,
-                phase=phase,
-                error=failure,
-                rounds=progress.rounds,
-                usage=tracker.usage,
-            )
-        )
+        session.dispatch(event)
 
 
 async def _evaluate(
@@ -237,6 +242,7 @@ async def _evaluate(
                 break
             messages.append(_echo(response))
             progress.phase = "tool"
+            executor.adapter = client.name  # the adapter that served this round (fallback)
             executions = await executor.execute(calls) if calls else []
             messages.extend(execution.to_message() for execution in executions)
             invocations.extend(session[ToolInvoked][-len(executions) :] if executions else ())
@@ -270,17 +276,19 @@ async def _evaluate(
         tool_invocations=tuple(invocations),
         thinking="\n\n".join(thoughts) if thoughts else None,
     )
-    session.dispatch(
-        PromptExecuted(
-            prompt_name=name,
-            adapter=client.name,
-            text=final_text,
-            output=output,
-            usage=tracker.usage,
-            rounds=progress.rounds,
-            thinking=result.thinking,
-        )
+    executed = PromptExecuted(
+        prompt_name=name,
+        adapter=client.name,
+        text=final_text,
+        output=output,
+        usage=tracker.usage,
+        rounds=progress.rounds,
+        thinking=result.thinking,
     )
+    trace = current_trace()
+    if trace is not None:
+        trace.record(executed)
+    session.dispatch(executed)
     return result
 
 
@@ -357,16 +365,7 @@ async def _request(
     tracker.before_request()
 
     def on_retry(error: ThrottleError, wait: float) -> None:
-        session.dispatch(
-            RequestRetried(
-                prompt_name=request.prompt_name,
-                adapter=client.name,
-                kind=error.details.kind,
-                attempt=error.details.attempts,
-                wait=timedelta(seconds=wait),
-                status_code=error.details.status_code,
-            )
-        )
+        record_retry(session, request.prompt_name, client.name, error, wait)
 
     try:
         response = await settings.retry_policy.call(
@@ -382,6 +381,24 @@ async def _request(
         raise
     tracker.record(response.usage + _ONE_REQUEST)
     return response
+
+
+def record_retry(
+    session: Session, prompt_name: str, adapter: str, error: ThrottleError, wait: float
+) -> None:
+    """Record that `adapter` will retry after `wait` seconds (session and trace)."""
+    event = RequestRetried(
+        prompt_name=prompt_name,
+        adapter=adapter,
+        kind=error.details.kind,
+        attempt=error.details.attempts,
+        wait=timedelta(seconds=wait),
+        status_code=error.details.status_code,
+    )
+    trace = current_trace()
+    if trace is not None:
+        trace.record(event)
+    session.dispatch(event)
 
 
 def _all_failed(executions: Sequence[ToolExecution]) -> bool:

@@ -18,6 +18,7 @@ from .messages import ModelRequest, ModelResponse
 from .pacing import RequestPacer
 from .provider_errors import redact_secrets
 from .retry import RetryPolicy
+from .telemetry import current_trace
 
 __all__ = ["Runner"]
 
@@ -50,6 +51,12 @@ class Runner:
         return cast(dict[str, Any], redact_secrets(payload, self._secrets))
 
     async def request(self, request: ModelRequest) -> ModelResponse:
+        trace = current_trace()
+        if trace is None:
+            return await self._attempt(request)
+        return await trace.attempt(self._name, request, self._attempt)  # one span each
+
+    async def _attempt(self, request: ModelRequest) -> ModelResponse:
         pacer = self._pacer
         deadline = request.deadline
         if not pacer.idle and not await pacer.acquire(deadline):

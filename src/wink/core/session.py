@@ -33,6 +33,7 @@ from .messages import Usage
 from .tools import ToolResult
 
 __all__ = [
+    "AdapterSwitched",
     "PromptExecuted",
     "PromptFailed",
     "PromptRendered",
@@ -130,6 +131,17 @@ class PromptFailed:
     error: WinkError
     rounds: int
     usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterSwitched:
+    """A `FallbackAdapter` moved the evaluation from one adapter to the next because of
+    `error`: the failure it just had, or the one that opened its circuit earlier."""
+
+    prompt_name: str
+    from_adapter: str
+    to_adapter: str
+    error: WinkError
 
 
 # --- snapshots

@@ -1,0 +1,454 @@
+"""`FallbackAdapter`: one evaluation over several adapters, moving on when one fails over.
+
+The loop (`wink.core.loop`) runs once. Its model client here sends each round's request
+to the current adapter's runner, under that adapter's own `RetryPolicy`; when the
+adapter gives up with a failure `fallback_on` accepts, the same request goes to the next
+adapter. The tools already run stay run, so none runs twice, and the next provider gets
+the whole neutral transcript, translated by its own translator, with what cannot travel
+between providers left behind (see `portable_messages`). docs/fallback.md explains it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Self, cast
+
+from ..core.errors import (
+    AllAdaptersFailedError,
+    AllAdaptersThrottledError,
+    ConfigurationError,
+    DeadlineExceededError,
+    PromptEvaluationError,
+    ThrottleDetails,
+    ThrottleError,
+    WinkError,
+)
+from ..core.loop import LoopSettings, PromptResponse, record_retry, run_evaluation
+from ..core.messages import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolResultMessage,
+)
+from ..core.retry import RetryPolicy
+from ..core.runner import Runner
+from ..core.runtime import run_sync
+from ..core.session import AdapterSwitched, Session
+from ..core.telemetry import current_trace, telemetry_for
+from .base import ProviderAdapter
+from .options import check_arguments, telemetry_option
+
+if TYPE_CHECKING:
+    from ..core.limits import Budget, Deadline
+    from ..core.prompt import OutputT, Prompt
+
+__all__ = ["FallbackAdapter", "FallbackPredicate", "portable_messages", "throttled"]
+
+FallbackPredicate = Callable[[WinkError], bool]
+
+_DEFAULT_COOLDOWN = timedelta(seconds=30)
+_DEFAULT_MAX_COOLDOWN = timedelta(hours=1)
+_NO_RETRY = RetryPolicy(max_attempts=1)  # the loop's: each adapter retries under its own
+_ORIGIN = "wink.fallback.origin"  # provider_data key: which adapter made a response
+# A call id every provider takes: Anthropic's pattern, within OpenAI's 40 characters.
+_PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
+# What Gemini documents for function calls it did not make itself (another provider's
+# turns): without a signature Gemini 3 refuses the request.
+_FOREIGN_SIGNATURE = "skip_thought_signature_validator"
+
+
+def throttled(error: WinkError) -> bool:
+    """The default `fallback_on`: a `ThrottleError` of any kind (rate limit, quota,
+    overloaded, timeout), raised once the adapter's own `RetryPolicy` gave up, or the
+    adapter's throttle window outlasting the deadline. Not a rejected request (400, 401,
+    404): a malformed request is malformed everywhere."""
+    return isinstance(error, ThrottleError | DeadlineExceededError)
+
+
+class CircuitBreaker:
+    """Which adapters to skip for now; shared by every evaluation of one `FallbackAdapter`.
+
+    An adapter that failed over is skipped for the wait its provider asked (`retry_after`,
+    at most `max_cooldown`), else for `cooldown`; then it is tried again. An answer
+    closes its circuit at once.
+    """
+
+    def __init__(
+        self,
+        size: int,
+        *,
+        cooldown: float,
+        max_cooldown: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._until: list[float] = [0.0] * size
+        self._errors: list[WinkError | None] = [None] * size
+        self._cooldown = cooldown
+        self._max_cooldown = max_cooldown
+        self._clock = clock
+
+    def trip(self, index: int, error: WinkError) -> None:
+        asked = error.details.retry_after_seconds if isinstance(error, ThrottleError) else None
+        wait = min(asked if asked is not None else self._cooldown, self._max_cooldown)
+        with self._lock:
+            self._until[index] = self._clock() + wait
+            self._errors[index] = error
+
+    def close(self, index: int) -> None:
+        with self._lock:
+            self._until[index] = 0.0
+            self._errors[index] = None
+
+    def remaining(self, index: int) -> float | None:
+        """Seconds until the adapter is tried again; None when it may be tried now."""
+        with self._lock:
+            left = self._until[index] - self._clock()
+        return left if left > 0 else None
+
+    def error(self, index: int) -> WinkError | None:
+        """The failure that opened the adapter's circuit (None if it never did)."""
+        with self._lock:
+            return self._errors[index]
+
+
+class FallbackAdapter:
+    """Adapters tried in order, for one evaluation: the interface of any adapter.
+
+    `fallback_on(error)` decides whether a failure moves the evaluation to the next
+    adapter (default: `throttled`). The deadline and budget given to `evaluate` span all
+    adapters. Loop settings (`max_rounds`, `graceful_tool_errors`,
+    `max_failed_tool_rounds`) are the first adapter's; each adapter keeps its own retry
+    policy, timeout and model settings. `cooldown` / `max_cooldown`: see
+    `CircuitBreaker`. `close()` / `aclose()` close every adapter.
+    """
+
+    def __init__(
+        self,
+        adapters: Sequence[ProviderAdapter],
+        *,
+        fallback_on: FallbackPredicate | None = None,
+        cooldown: timedelta | float = _DEFAULT_COOLDOWN,
+        max_cooldown: timedelta | float = _DEFAULT_MAX_COOLDOWN,
+        tracer_provider: Any = None,
+    ) -> None:
+        given = cast(object, adapters)
+        if isinstance(given, str) or not isinstance(given, Sequence):
+            raise ConfigurationError("adapters must be a list of adapters", option="adapters")
+        items = tuple(cast(Sequence[object], given))
+        if not items:
+            raise ConfigurationError("FallbackAdapter needs at least one adapter")
+        for item in items:
+            if not isinstance(item, ProviderAdapter):
+                raise ConfigurationError(
+                    f"every fallback must be a provider adapter (create_adapter(...)), got "
+                    f"{type(item).__name__}",
+                    option="adapters",
+                )
+        if fallback_on is not None and not callable(fallback_on):
+            raise ConfigurationError("fallback_on must be callable", option="fallback_on")
+        self.adapters: tuple[ProviderAdapter, ...] = cast(tuple[ProviderAdapter, ...], items)
+        self.fallback_on: FallbackPredicate = fallback_on or throttled
+        self._breaker = CircuitBreaker(
+            len(items),
+            cooldown=_seconds(cooldown, "cooldown"),
+            max_cooldown=_seconds(max_cooldown, "max_cooldown"),
+        )
+        self._telemetry = telemetry_option(tracer_provider)
+
+    @property
+    def name(self) -> str:
+        return "fallback(" + ", ".join(adapter.name for adapter in self.adapters) + ")"
+
+    def __repr__(self) -> str:
+        return f"FallbackAdapter({list(self.adapters)!r})"
+
+    def cooling_down(self) -> dict[str, timedelta]:
+        """The adapters skipped for now, with the time left until they are tried again."""
+        waits: dict[str, timedelta] = {}
+        for index, adapter in enumerate(self.adapters):
+            left = self._breaker.remaining(index)
+            if left is not None:
+                waits[adapter.name] = timedelta(seconds=left)
+        return waits
+
+    # ---- the public entry points
+
+    async def evaluate_async(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget: Budget | None = None,
+        graceful_tool_errors: bool | None = None,
+        max_rounds: int | None = None,
+    ) -> PromptResponse[OutputT]:
+        """Evaluate `prompt`, moving to the next adapter when one fails over; raises only
+        `WinkError` (`AllAdaptersFailedError` when every adapter failed a request)."""
+        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        first = self.adapters[0]
+        settings = LoopSettings(
+            retry_policy=_NO_RETRY,
+            graceful_tool_errors=first.graceful_tool_errors
+            if graceful_tool_errors is None
+            else graceful_tool_errors,
+            max_failed_tool_rounds=first.max_failed_tool_rounds,
+            max_rounds=first.max_rounds if max_rounds is None else max_rounds,
+            telemetry=telemetry_for(self._telemetry),
+        )
+        chain = _Chain(
+            self.adapters,
+            tuple(adapter._runner for adapter in self.adapters),
+            self._breaker,
+            self.fallback_on,
+            session,
+        )
+        return await run_evaluation(
+            chain, prompt, session=session, settings=settings, deadline=deadline, budget=budget
+        )
+
+    def evaluate(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget: Budget | None = None,
+        graceful_tool_errors: bool | None = None,
+        max_rounds: int | None = None,
+    ) -> PromptResponse[OutputT]:
+        """The sync form of `evaluate_async` (see `ProviderAdapter.evaluate`)."""
+        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        return run_sync(
+            self.evaluate_async(
+                prompt,
+                session=session,
+                deadline=deadline,
+                budget=budget,
+                graceful_tool_errors=graceful_tool_errors,
+                max_rounds=max_rounds,
+            )
+        )
+
+    # ---- closing
+
+    async def aclose(self) -> None:
+        for adapter in self.adapters:
+            await adapter.aclose()
+
+    def close(self) -> None:
+        for adapter in self.adapters:
+            adapter.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class _Chain:
+    """The model client of one evaluation (`wink.core.loop.ModelClient`): the current
+    adapter serves each round until it fails over; its name is the serving adapter's."""
+
+    def __init__(
+        self,
+        adapters: tuple[ProviderAdapter, ...],
+        runners: tuple[Runner, ...],
+        breaker: CircuitBreaker,
+        fallback_on: FallbackPredicate,
+        session: Session,
+    ) -> None:
+        self._adapters = adapters
+        self._runners = runners
+        self._breaker = breaker
+        self._fallback_on = fallback_on
+        self._session = session
+        ready = [i for i in range(len(adapters)) if breaker.remaining(i) is None]
+        self._current = ready[0] if ready else 0
+
+    @property
+    def name(self) -> str:
+        return self._adapters[self._current].name
+
+    def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        cleaned: dict[str, Any] = dict(payload)
+        for runner in self._runners:  # any adapter's secret, whoever answered
+            cleaned = runner.redact(cleaned)
+        return cleaned
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        count = len(self._adapters)
+        failures: dict[int, WinkError] = {}
+        waits: dict[int, float | None] = {}
+        reason: WinkError | None = None  # why the current adapter is being left
+        start = self._current
+        for step in range(count):
+            index = (start + step) % count
+            left = self._breaker.remaining(index)
+            if left is not None:  # cooling down: skipped, its earlier failure stands
+                stored = self._breaker.error(index)
+                if stored is not None:
+                    failures[index], waits[index] = stored, left
+                    if index == self._current:
+                        reason = stored
+                continue
+            if index != self._current:
+                self._switch(request.prompt_name, index, reason)
+            try:
+                response = await self._send(index, request)
+            except WinkError as error:
+                deadline = request.deadline
+                if (deadline is not None and deadline.expired()) or not self._fallback_on(error):
+                    raise
+                self._breaker.trip(index, error)
+                failures[index] = error
+                waits[index] = _asked(error)
+                reason = error
+                continue
+            self._breaker.close(index)
+            data = {**(response.provider_data or {}), _ORIGIN: index}
+            return replace(response, provider_data=data)
+        raise self._exhausted(request.prompt_name, failures, waits)
+
+    async def _send(self, index: int, request: ModelRequest) -> ModelResponse:
+        adapter, runner = self._adapters[index], self._runners[index]
+        messages = portable_messages(request.messages, index, adapter.provider)
+        outgoing = request if messages is request.messages else replace(request, messages=messages)
+
+        def on_retry(error: ThrottleError, wait: float) -> None:
+            record_retry(self._session, request.prompt_name, adapter.name, error, wait)
+
+        return await adapter.retry_policy.call(
+            lambda: runner.request(outgoing), deadline=request.deadline, on_retry=on_retry
+        )
+
+    def _switch(self, prompt_name: str, index: int, reason: WinkError | None) -> None:
+        previous, self._current = self._current, index
+        if reason is None:  # not a switch: the first adapter tried was cooling down
+            return
+        event = AdapterSwitched(
+            prompt_name=prompt_name,
+            from_adapter=self._adapters[previous].name,
+            to_adapter=self._adapters[index].name,
+            error=reason,
+        )
+        trace = current_trace()
+        if trace is not None:
+            trace.record(event)
+        self._session.dispatch(event)
+
+    def _exhausted(
+        self, prompt_name: str, failures: dict[int, WinkError], waits: dict[int, float | None]
+    ) -> AllAdaptersFailedError:
+        ordered = [(self._adapters[i].name, failures[i]) for i in sorted(failures)]
+        summary = "; ".join(f"{name}: {_brief(error)}" for name, error in ordered)
+        message = f"every adapter failed: {summary}"
+        throttles = [error for _, error in ordered if isinstance(error, ThrottleError)]
+        if not ordered or len(throttles) != len(ordered):
+            return AllAdaptersFailedError(message, prompt_name=prompt_name, failures=ordered)
+        asked = [(wait, failures[i]) for i, wait in waits.items() if wait is not None]
+        soonest = min(asked, key=lambda pair: pair[0], default=None)
+        first = cast(ThrottleError, soonest[1] if soonest else throttles[0])
+        details = ThrottleDetails(
+            kind=first.details.kind,
+            retry_after=soonest[0] if soonest else None,
+            attempts=sum(error.details.attempts for error in throttles),
+            retry_safe=any(error.details.retry_safe for error in throttles),
+        )
+        return AllAdaptersThrottledError(
+            message, prompt_name=prompt_name, details=details, failures=ordered
+        )
+
+
+def portable_messages(
+    messages: tuple[Message, ...], target: int, provider: str
+) -> tuple[Message, ...]:
+    """The transcript as adapter `target` (of `provider`) can take it: `messages` itself
+    when every model turn in it is that adapter's own.
+
+    A turn another adapter made keeps its text and calls but loses its provider-bound
+    data (Gemini thought signatures, Responses reasoning items): no other provider can
+    read it. A call id that is not portable (`[A-Za-z0-9_-]{1,40}`) or repeats an earlier
+    one gets a stable new id, and so does its result. Gemini gets its documented
+    signature for function calls it did not make.
+    """
+    out: list[Message] = []
+    seen: set[str] = set()
+    renamed: dict[str, str] = {}
+    changed = False
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            new_id = renamed.get(message.call_id)
+            if new_id is not None:
+                message = replace(message, call_id=new_id)
+        elif isinstance(message, AssistantMessage):
+            origin = (message.provider_data or {}).get(_ORIGIN)
+            if origin is not None and origin != target:
+                renamed = {}
+                message = _foreign(message, provider, seen, renamed)
+                changed = True
+            else:
+                seen.update(call.id for call in message.tool_calls)
+        out.append(message)
+    return tuple(out) if changed else messages
+
+
+def _foreign(
+    message: AssistantMessage, provider: str, seen: set[str], renamed: dict[str, str]
+) -> AssistantMessage:
+    calls: list[ToolCall] = []
+    for call in message.tool_calls:
+        call_id = call.id
+        if not _PORTABLE_ID.fullmatch(call_id) or call_id in seen:
+            digest = hashlib.sha256(f"{len(seen)}:{call_id}".encode()).hexdigest()
+            call_id = renamed[call.id] = f"call_{digest[:24]}"
+        seen.add(call_id)
+        signed = provider == "google" and not calls  # the first call of the turn
+        data = {"thought_signature": _FOREIGN_SIGNATURE} if signed else None
+        calls.append(ToolCall(call_id, call.name, call.arguments, data))
+    return AssistantMessage(text=message.text, tool_calls=tuple(calls), provider_data=None)
+
+
+# ---- helpers
+
+
+def _asked(error: WinkError) -> float | None:
+    return error.details.retry_after_seconds if isinstance(error, ThrottleError) else None
+
+
+def _brief(error: WinkError) -> str:
+    if isinstance(error, ThrottleError):
+        return f"{error.details.kind}, {error.message}"
+    if isinstance(error, PromptEvaluationError):
+        return error.message
+    return str(error)
+
+
+def _seconds(value: object, name: str) -> float:
+    if isinstance(value, timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        raise ConfigurationError(
+            f"{name} must be a timedelta or seconds, got {value!r}", option=name
+        )
+    if not seconds >= 0 or seconds == float("inf"):
+        raise ConfigurationError(f"{name} must be finite and >= 0, got {value!r}", option=name)
+    return seconds
