@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .adapters.openai import OpenAIAdapter
     from .adapters.openai_responses import OpenAIResponsesAdapter
     from .adapters.registry import create_adapter
+    from .core.limiter import InProcessLimiter, Limiter
     from .core.limits import Budget, Deadline
     from .core.log import configure_logging
     from .core.loop import PromptResponse
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from .core.retry import RetryPolicy
     from .core.session import PromptExecuted, PromptRendered, Session, Snapshot, ToolInvoked
     from .core.tools import Tool, ToolContext, ToolResult
+    from .redis_limiter import RedisLimiter
 
 __version__ = "0.1.0"
 
@@ -61,6 +63,8 @@ __all__ = [
     "DeadlineExceededError",
     "DuplicateBindingError",
     "GoogleAdapter",
+    "InProcessLimiter",
+    "Limiter",
     "MarkdownSection",
     "ModelSettings",
     "OpenAIAdapter",
@@ -75,6 +79,7 @@ __all__ = [
     "PromptValidationError",
     "ProviderAdapter",
     "ProviderError",
+    "RedisLimiter",
     "ResourceBinding",
     "ResourceError",
     "RestoreFailedError",
@@ -106,6 +111,8 @@ _LAZY: dict[str, str] = {
     "Budget": "wink.core.limits",
     "Deadline": "wink.core.limits",
     "GoogleAdapter": "wink.adapters.google",
+    "InProcessLimiter": "wink.core.limiter",
+    "Limiter": "wink.core.limiter",
     "MarkdownSection": "wink.core.prompt",
     "ModelSettings": "wink.adapters.base",
     "OpenAIAdapter": "wink.adapters.openai",
@@ -115,6 +122,7 @@ _LAZY: dict[str, str] = {
     "PromptRendered": "wink.core.session",
     "PromptResponse": "wink.core.loop",
     "ProviderAdapter": "wink.adapters.base",
+    "RedisLimiter": "wink.redis_limiter",
     "ResourceBinding": "wink.core.resources",
     "RetryPolicy": "wink.core.retry",
     "Session": "wink.core.session",

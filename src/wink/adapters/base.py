@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, cast
 
 from ..core.errors import DeadlineExceededError, PromptEvaluationError, ThrottleError, WinkError
+from ..core.limiter import InProcessLimiter, Limiter
 from ..core.messages import ModelRequest, ModelResponse
-from ..core.pacing import RequestPacer
 from ..core.provider_errors import response_shape_error
 from ..core.retry import RetryPolicy
 from ..core.throttle import rate_limit_info_from_headers
@@ -96,6 +96,7 @@ class ProviderAdapter(ABC):
         stop: tuple[str, ...] | list[str] | None = None,
         seed: int | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         if not model:
             raise ValueError("a model name is required")
@@ -123,7 +124,8 @@ class ProviderAdapter(ABC):
         self._sync_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
-        self._pacer = RequestPacer()
+        self.limiter = limiter if limiter is not None else InProcessLimiter()
+        self._pacer = self.limiter.pacer(self.name)
 
     # ---- identity
 
@@ -208,7 +210,7 @@ class ProviderAdapter(ABC):
             response = await self._send(self._client(request.prompt_name), request)
         except ThrottleError as error:
             if error.details.kind == "rate_limit":
-                pacer.on_throttle(error.details.retry_after)
+                await pacer.on_throttle(error.details.retry_after)
             raise
         except WinkError:
             raise
@@ -218,8 +220,7 @@ class ProviderAdapter(ABC):
                 prompt_name=request.prompt_name,
                 phase="response",
             ) from error
-        if response.rate_limit is not None:
-            pacer.on_response(response.rate_limit)
+        await pacer.on_response(response.rate_limit)
         return response
 
     def parse_body(
