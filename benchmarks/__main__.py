@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ._common import Row, machine
+from .fleet import fleet
 from .imports import import_time
 from .load import concurrency, throttling
 from .loops import loop_overhead, tool_heavy
@@ -37,6 +38,14 @@ def scenarios(quick: bool, repeat: int | None) -> dict[str, Callable[[], list[Ro
             repeat=reps(3, 1),
         ),
         "tool-heavy": lambda: tool_heavy(reps(5, 1)),
+        "fleet": lambda: fleet(
+            requests=100 if quick else 300,
+            concurrency=20 if quick else 50,
+            rate=100.0,
+            processes=4,
+            loops=50 if quick else 300,
+            repeat=reps(3, 1),
+        ),
     }
 
 

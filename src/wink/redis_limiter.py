@@ -38,7 +38,8 @@ _log = logging.getLogger("wink.limiter")
 _EPOCH = 1_700_000_000  # Redis TIME minus this keeps microseconds exact in a double
 _TTL_MS = 3_600_000  # a key nobody has touched for an hour is dropped
 _NO_DEADLINE = 1e9
-_MAX_CONNECTIONS = 10_000  # one per concurrent call: as many as requests in flight
+_CONCURRENT_CALLS = 8  # per event loop: 50 requests opening 50 connections at once is slow
+_MAX_CONNECTIONS = 64
 
 # One atomic step on a key's shared state: replay the caller's `PaceOp`s, forget pacing
 # nothing has confirmed, then book a slot (GCRA: `tat` is the next free slot), release a
@@ -49,13 +50,15 @@ _SCRIPT = f"""
 local key = KEYS[1]
 local t = redis.call('TIME')
 local now = (tonumber(t[1]) - {_EPOCH}) + tonumber(t[2]) / 1000000
-local s = redis.call('HMGET', key, 'interval', 'blocked', 'tat', 'last', 'confirmed', 'shift')
+local s = redis.call('HMGET', key, 'interval', 'blocked', 'tat', 'last', 'confirmed', 'shift',
+  'backed_off')
 local interval = tonumber(s[1]) or 0
 local blocked = tonumber(s[2]) or 0
 local tat = tonumber(s[3]) or 0
 local last = tonumber(s[4])
 local confirmed = tonumber(s[5]) or 0
 local shift = tonumber(s[6]) or 0
+local backed_off = tonumber(s[7]) or 0
 if s[1] == false then
   interval = tonumber(ARGV[1])
   local held = tonumber(ARGV[2])
@@ -64,8 +67,9 @@ if s[1] == false then
 end
 local i = 4
 for _ = 1, tonumber(ARGV[3]) do
-  local kind, value, floor = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-  i = i + 3
+  local kind, value, floor, at = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]),
+    tonumber(ARGV[i + 3])
+  i = i + 4
   if kind == 'hold' then
     blocked = math.max(blocked, now + value)
     if floor >= {_MIN_INTERVAL!r} then interval = math.max(interval, floor) end
@@ -78,6 +82,11 @@ for _ = 1, tonumber(ARGV[3]) do
     else
       interval = learned
       confirmed = math.max(confirmed, now)
+    end
+  elseif kind == 'backoff' then
+    if at > backed_off then
+      interval = interval * value
+      backed_off = now
     end
   elseif kind == 'relax' or kind == 'scale' then
     if kind == 'relax' then value = {_RELAX!r} end
@@ -124,12 +133,12 @@ elseif action == 'release' then
 end
 local function f(x) return string.format('%.6f', x) end
 local reply = {{verdict, f(wait), f(mark), f(interval), f(math.max(0, blocked - now)),
-  f(now - confirmed), f(gap)}}
+  f(now - confirmed), f(gap), f(now)}}
 if s[1] == false and interval == 0 and blocked <= now and verdict == 'idle' then
   return reply  -- nothing known, nothing booked: leave no key behind
 end
 local fields = {{'interval', f(interval), 'blocked', f(blocked), 'tat', f(tat),
-  'confirmed', f(confirmed), 'shift', f(shift)}}
+  'confirmed', f(confirmed), 'shift', f(shift), 'backed_off', f(backed_off)}}
 if last then
   table.insert(fields, 'last')
   table.insert(fields, f(last))
@@ -151,16 +160,15 @@ class _Reply:
     blocked_for: float
     confirmed_ago: float
     gap: float | None
+    now: float  # Redis's clock, less the epoch
 
     @classmethod
     def parse(cls, raw: Any) -> _Reply:
         verdict, *numbers = (
             item.decode() if isinstance(item, bytes) else str(item) for item in raw
         )
-        wait, mark, interval, blocked_for, confirmed_ago, gap = (float(n) for n in numbers)
-        return cls(
-            verdict, wait, mark, interval, blocked_for, confirmed_ago, gap if gap >= 0 else None
-        )
+        wait, mark, interval, blocked_for, ago, gap, now = (float(n) for n in numbers)
+        return cls(verdict, wait, mark, interval, blocked_for, ago, gap if gap >= 0 else None, now)
 
 
 def _redact(url: str) -> str:
@@ -221,9 +229,9 @@ class RedisLimiter(Limiter):
         self._prefix = f"{prefix}:{namespace}:"
         self._lock = threading.Lock()
         self._pacers: dict[str, RedisPacer] = {}
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Any, Any]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[Any, Any, asyncio.Semaphore]
+        ] = weakref.WeakKeyDictionary()
         self._down_until = self._failed_at = -math.inf
         self._warned = False
 
@@ -249,6 +257,13 @@ class RedisLimiter(Limiter):
                 pacer = self._pacers[key] = RedisPacer(self, self._prefix + key)
             return pacer
 
+    async def check(self) -> bool:
+        """Ask Redis once: connects (on this event loop) and loads the script. False if it
+        did not answer, and pacing stays in-process until it does. Optional: a process
+        that skips it connects on its first request."""
+        args = ["0", "0", "0", "state", "0", "0"]
+        return await self.run(f"{self._prefix}__check__", args) is not None
+
     async def aclose(self) -> None:
         """Close the Redis connections this limiter opened on the running event loop."""
         entry = self._clients.pop(asyncio.get_running_loop(), None)
@@ -266,9 +281,11 @@ class RedisLimiter(Limiter):
         started = time.monotonic()
         if started < self._down_until:
             return None
+        script, calls = self._script()
         try:
-            async with asyncio.timeout(self.timeout):
-                raw = await self._script()(keys=[key], args=args)
+            async with calls:  # a queue here is not Redis being slow: outside the timeout
+                async with asyncio.timeout(self.timeout):
+                    raw = await script(keys=[key], args=args)
             reply = _Reply.parse(raw)
         except Exception as error:  # whatever Redis does, the evaluation goes on
             self._failed(error)
@@ -281,7 +298,8 @@ class RedisLimiter(Limiter):
                 _log.warning("Redis at %s answers again: pacing is shared again", self.url)
         return reply
 
-    def _script(self) -> Any:
+    def _script(self) -> tuple[Any, asyncio.Semaphore]:
+        """This loop's script object, and the few calls it may have in flight at once."""
         loop = asyncio.get_running_loop()
         entry = self._clients.get(loop)
         if entry is None:
@@ -293,8 +311,9 @@ class RedisLimiter(Limiter):
                 max_connections=_MAX_CONNECTIONS,
                 retry=redis.asyncio.retry.Retry(redis.backoff.NoBackoff(), 0),
             )
-            entry = self._clients[loop] = (client, client.register_script(_SCRIPT))
-        return entry[1]
+            script = client.register_script(_SCRIPT)
+            entry = self._clients[loop] = (client, script, asyncio.Semaphore(_CONCURRENT_CALLS))
+        return entry[1], entry[2]
 
     async def _drop_client(self) -> None:
         """Forget this loop's client: its pooled connections may all be dead (a restarted
@@ -367,7 +386,7 @@ class RedisPacer:
             if reply.verdict == "late":
                 return False
             if reply.verdict == "go":
-                local.let_go(reply.gap)
+                local.let_go(reply.gap, reply.now)
                 return True
             if deadline is not None and reply.wait >= deadline.remaining():
                 return False
@@ -403,7 +422,7 @@ class RedisPacer:
         interval, held = local.state()
         args = [repr(interval), repr(held), str(len(ops))]
         for op in ops:
-            args += [op.kind, repr(op.value), repr(op.floor)]
+            args += [op.kind, repr(op.value), repr(op.floor), repr(op.at)]
         args += [action, repr(local.margin), repr(arg)]
         reply = await self._limiter.run(self._key, args)
         if reply is not None:

@@ -138,7 +138,7 @@ async def test_redis_down_at_start_paces_in_process_and_warns_once(
 ) -> None:
     port = redis_server.port
     redis_server.stop()
-    limiter = RedisLimiter(f"redis://127.0.0.1:{port}/0", namespace="n", retry_every=0.01)
+    limiter = RedisLimiter(f"redis://127.0.0.1:{port}/0", namespace="n", retry_every=60)
     limit = RateLimit(requests_per_second=100, burst=1, headers=False)
     with ProviderEmulator(default_turn=Turn.text("ok"), rate_limit=limit) as emu:
         with caplog.at_level(logging.WARNING, logger="wink.limiter"):

@@ -42,7 +42,7 @@ _OPEN_WINDOW = 64  # ...one more per success, until this many: then it stops cou
 _MAX_OPS = 64  # changes kept for a shared limiter that has not taken them
 _STALE_MIN = 2.0  # a cold request unanswered for max(this, 2 x the slowest answer) is let go
 
-PaceOpKind = Literal["hold", "settle", "relax", "scale"]
+PaceOpKind = Literal["hold", "settle", "relax", "scale", "backoff"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +51,15 @@ class PaceOp:
 
     `hold`: hold everyone `value` seconds, interval at least `floor`; `settle`: a rate
     header's sample interval `value`; `relax`: halve the interval; `scale`: multiply it by
-    `value`. A Redis limiter replays these on the shared state (see `redis_limiter`).
+    `value`; `backoff`: multiply it by `value` unless a backoff came after `at` (when the
+    throttled request was let go, on the shared clock). A Redis limiter replays these on
+    the shared state (see `redis_limiter`).
     """
 
     kind: PaceOpKind
     value: float = 0.0
     floor: float = 0.0
+    at: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,7 @@ class _Release:
     gap: float | None  # seconds since the request let go before it, if known
     paced: bool  # let go by pacing (not by the cold start's window)
     ticket: int | None  # the cold start's count of requests in flight
+    shared_at: float | None = None  # when, on a shared limiter's clock
 
 
 _released: ContextVar[_Release | None] = ContextVar("wink_pacer_released", default=None)
@@ -255,10 +259,20 @@ class RequestPacer:
         floor = min(wait, _THROTTLE_INTERVAL_CAP) if known else _UNKNOWN_INTERVAL
         with self._lock:
             now = self._clock()
+            factor = 1.0
             if release is not None:
                 self._settle_ticket(release, now, success=False)
-                floor = max(floor, self._refill_estimate(release, wait if known else None))
+                if release.paced and self._interval > 0.0:
+                    factor = self._backoff(release, wait if known else None)
+                elif known and release.gap is not None and release.gap <= wait:
+                    # the request before it took the last token `gap` seconds earlier and
+                    # the next comes `wait` from now: that is one whole refill
+                    floor = max(floor, min(release.gap + wait, _THROTTLE_INTERVAL_CAP))
             self._hold(now, wait, floor)
+            if factor > 1.0 and release is not None:
+                self._record(PaceOp("backoff", factor, at=release.shared_at or 0.0))
+                self._interval *= factor
+                self._backed_off_at = now
 
     def answered(self, info: RateLimitInfo | None) -> None:
         """`on_response`, synchronously."""
@@ -319,9 +333,10 @@ class RequestPacer:
         with self._lock:
             return self._interval, max(0.0, self._blocked_until - self._clock())
 
-    def let_go(self, gap: float | None) -> None:
-        """A shared limiter paced this task's request: report it as paced by this pacer."""
-        _released.set(_Release(self, self._clock(), gap, True, None))
+    def let_go(self, gap: float | None, shared_at: float | None = None) -> None:
+        """A shared limiter paced this task's request (at `shared_at` on its clock): its
+        answer is reported as one of a request paced by this pacer."""
+        _released.set(_Release(self, self._clock(), gap, True, None, shared_at))
 
     # ---- internals (the lock is held in every method below but `_take_release`,
     # `_await_turn` and `_learn_headers`)
@@ -381,32 +396,22 @@ class RequestPacer:
                 self._waiters = [entry for entry in self._waiters if entry[1] is not waiter]
         return deadline is None or deadline.remaining() > 0
 
-    def _refill_estimate(self, release: _Release, wait: float | None) -> float:
-        """What a throttle of a request this pacer let go says of the interval (0: nothing).
+    def _backoff(self, release: _Release, wait: float | None) -> float:
+        """How much a throttle of a paced request slows the pace (a factor, 1: not at all).
 
-        The request before it took the last token `gap` seconds earlier and the next one
-        comes `wait` from now: `gap + wait` is one whole refill. Arrival jitter makes
-        that noisy, so once pacing, a throttle moves the interval up by 5% to 25%, once
-        per round (without rate headers; with them, the margin widens instead).
+        With rate headers, they set the interval: the margin widens instead. Without,
+        the time since the request before it (`gap`) plus `wait` is one whole refill,
+        but arrival jitter makes that noisy: the interval grows by 5% to 25%, once per
+        round (a request let go before the last backoff was spaced by the old interval:
+        its throttle says nothing of the new one).
         """
-        interval = self._interval
-        estimate = 0.0
-        if wait is not None and release.gap is not None:
-            estimate = release.gap + wait
-            if estimate > 2.0 * max(interval, wait):  # the token went to someone else
-                estimate = 0.0
-        if release.paced and interval > 0.0:  # let go by the pacer, throttled all the same
-            if self._headers:  # the headers set the interval; widen the margin
-                self._margin = min(_MARGIN_MAX, self._margin + _MARGIN_STEP)
-                return 0.0
-            if release.at <= self._backed_off_at:
-                # let go before the last backoff: spaced by the old interval, its
-                # throttle says nothing of the new one (one backoff per round)
-                return 0.0
-            low, high = interval * (1.0 + _BACKOFF_MIN), interval * (1.0 + _BACKOFF_MAX)
-            estimate = min(max(estimate, low), high)
-            self._backed_off_at = self._clock()
-        return min(estimate, _THROTTLE_INTERVAL_CAP)
+        if self._headers:
+            self._margin = min(_MARGIN_MAX, self._margin + _MARGIN_STEP)
+            return 1.0
+        if release.at <= self._backed_off_at:
+            return 1.0
+        refill = release.gap + wait if release.gap is not None and wait is not None else 0.0
+        return min(max(refill / self._interval, 1.0 + _BACKOFF_MIN), 1.0 + _BACKOFF_MAX)
 
     def _take_ticket(self, now: float) -> _Release | None:
         """A place in the cold start's window, if one is free."""
