@@ -292,8 +292,11 @@ class RequestPacer:
                     and release.paced
                     and self._interval > 0.0
                     and not self._headers
-                ):  # no rate headers: probe for a faster rate
+                ):  # no rate headers: probe for a faster rate...
                     self._scale(now, 1.0 - _PROBE)
+                    # ...and take the token this request took as the start of the next
+                    # refill, as an empty allowance would say (a late arrival moves it)
+                    self._follow_refill_clock(now, release.at, self._interval)
                 self._update_active(now)
         if headers:
             self._learn_headers(cast(RateLimitInfo, info), release)
