@@ -262,11 +262,12 @@ class RedisLimiter(Limiter):
         did not answer, and pacing stays in-process until it does. Optional: a process
         that skips it connects on its first request."""
         args = ["0", "0", "0", "state", "0", "0"]
-        return await self.run(f"{self._prefix}__check__", args) is not None
+        return await self._run(f"{self._prefix}__check__", args) is not None
 
     async def aclose(self) -> None:
         """Close the Redis connections this limiter opened on the running event loop."""
-        entry = self._clients.pop(asyncio.get_running_loop(), None)
+        with self._lock:
+            entry = self._clients.pop(asyncio.get_running_loop(), None)
         if entry is not None:
             await entry[0].aclose()
 
@@ -276,7 +277,7 @@ class RedisLimiter(Limiter):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def run(self, key: str, args: list[str]) -> _Reply | None:
+    async def _run(self, key: str, args: list[str]) -> _Reply | None:
         """One step of the script on `key`; None when Redis cannot be used right now."""
         started = time.monotonic()
         if started < self._down_until:
@@ -301,7 +302,8 @@ class RedisLimiter(Limiter):
     def _script(self) -> tuple[Any, asyncio.Semaphore]:
         """This loop's script object, and the few calls it may have in flight at once."""
         loop = asyncio.get_running_loop()
-        entry = self._clients.get(loop)
+        with self._lock:
+            entry = self._clients.get(loop)
         if entry is None:
             redis = self._redis
             client = redis.asyncio.Redis.from_url(
@@ -312,13 +314,16 @@ class RedisLimiter(Limiter):
                 retry=redis.asyncio.retry.Retry(redis.backoff.NoBackoff(), 0),
             )
             script = client.register_script(_SCRIPT)
-            entry = self._clients[loop] = (client, script, asyncio.Semaphore(_CONCURRENT_CALLS))
+            entry = (client, script, asyncio.Semaphore(_CONCURRENT_CALLS))
+            with self._lock:
+                self._clients[loop] = entry
         return entry[1], entry[2]
 
     async def _drop_client(self) -> None:
         """Forget this loop's client: its pooled connections may all be dead (a restarted
         server), and each would fail once more. The next call connects afresh."""
-        entry = self._clients.pop(asyncio.get_running_loop(), None)
+        with self._lock:
+            entry = self._clients.pop(asyncio.get_running_loop(), None)
         if entry is not None:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(self.timeout):
@@ -424,7 +429,7 @@ class RedisPacer:
         for op in ops:
             args += [op.kind, repr(op.value), repr(op.floor), repr(op.at)]
         args += [action, repr(local.margin), repr(arg)]
-        reply = await self._limiter.run(self._key, args)
+        reply = await self._limiter._run(self._key, args)
         if reply is not None:
             local.adopt(reply.interval, reply.blocked_for, reply.confirmed_ago)
             self._pacing = reply.interval > 0.0 or reply.blocked_for > 0.0

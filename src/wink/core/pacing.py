@@ -7,7 +7,6 @@ Redis limiter runs one per process too, to learn from its answers and to fall ba
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import threading
 import time
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal, cast
 
+from .cold_start import ColdStart
 from .messages import RateLimitInfo
 from .retry import HasRemaining
 
@@ -37,10 +37,8 @@ _MARGIN_MIN, _MARGIN_MAX, _MARGIN_STEP, _MARGIN_EASE = 0.05, 0.5, 0.04, 0.0005
 _RTT_DRIFT = 0.01  # how fast the round-trip baseline follows a slower network
 _PROBE = 0.002  # a paced success without rate headers shortens the interval by this fraction
 _BACKOFF_MIN, _BACKOFF_MAX = 0.05, 0.25  # and a paced throttle lengthens it by this much
-_INITIAL_WINDOW = 4  # a cold pacer lets this many requests out before any answer...
-_OPEN_WINDOW = 64  # ...one more per success, until this many: then it stops counting
+_INITIAL_WINDOW = 4  # a cold pacer lets this many requests out before any answer
 _MAX_OPS = 64  # changes kept for a shared limiter that has not taken them
-_STALE_MIN = 2.0  # a cold request unanswered for max(this, 2 x the slowest answer) is let go
 
 PaceOpKind = Literal["hold", "settle", "relax", "scale", "backoff"]
 
@@ -95,8 +93,8 @@ class RequestPacer:
 
     * a cold pacer (nothing answered yet) lets `_INITIAL_WINDOW` requests out, and one
       more in flight per success, so a fresh process does not fire its whole concurrency
-      into a provider that throttles; at `_OPEN_WINDOW` in flight, or on an answer whose
-      headers show plenty of room, it stops counting;
+      into a provider that throttles (`ColdStart`); after 64 in flight, or on an answer
+      whose headers show plenty of room, it stops counting;
     * `acquire` books `slot = max(now, blocked_until, next_slot)`, moves `next_slot` on
       by the spacing (`interval` plus a small safety margin) and sleeps until the slot;
     * `on_throttle(retry_after)` holds everyone until `now + retry_after` and takes
@@ -132,17 +130,11 @@ class RequestPacer:
         initial_window: int = _INITIAL_WINDOW,
         record_ops: bool = False,
     ) -> None:
-        if initial_window < 0:
-            raise ValueError("initial_window must be >= 0 (0: no cold start)")
+        self._cold = ColdStart(initial_window)
         self._lock = threading.Lock()
         self._clock = clock
         self._sleep = sleep
-        self._window = initial_window
         self._active = initial_window > 0
-        self._tickets: dict[int, float] = {}
-        self._issued = 0
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
-        self._slowest = 0.0
         self._headers = False  # the provider reports its allowance
         self._backed_off_at = -math.inf
         self._ops: list[PaceOp] | None = [] if record_ops else None
@@ -170,7 +162,7 @@ class RequestPacer:
     @property
     def cold(self) -> bool:
         """True until the cold start is over (the window counts requests in flight)."""
-        return self._window > 0
+        return not self._cold.ended
 
     @property
     def interval(self) -> float:
@@ -226,17 +218,16 @@ class RequestPacer:
                 now = self._clock()
                 if self._pacing(now):
                     return "pace"
-                if not self._window:
+                if self._cold.ended:
                     self._active = False
                     return "go"
-                release = self._take_ticket(now)
-                if release is not None:
-                    _released.set(release)
+                ticket = self._cold.take(now)
+                if ticket is not None:
+                    gap = now - self._last_release if math.isfinite(self._last_release) else None
+                    self._last_release = now
+                    _released.set(_Release(self, now, gap, False, ticket))
                     return "go"
-                loop = asyncio.get_running_loop()
-                waiter: asyncio.Future[None] = loop.create_future()
-                self._waiters.append((loop, waiter))
-                at_most = self._stale_in(now)
+                waiter, at_most = self._cold.waiter(now)
             if not await self._await_turn(waiter, at_most, deadline):
                 return "late"
 
@@ -261,7 +252,8 @@ class RequestPacer:
             now = self._clock()
             factor = 1.0
             if release is not None:
-                self._settle_ticket(release, now, success=False)
+                if release.ticket is not None:
+                    self._cold.answered(release.ticket, release.at, now, success=False)
                 if release.paced and self._interval > 0.0:
                     factor = self._backoff(release, wait if known else None)
                 elif known and release.gap is not None and release.gap <= wait:
@@ -283,8 +275,8 @@ class RequestPacer:
         if release is not None or not self._headers:
             with self._lock:
                 now = self._clock()
-                if release is not None:
-                    self._settle_ticket(release, now, success=True)
+                if release is not None and release.ticket is not None:
+                    self._cold.answered(release.ticket, release.at, now, success=True)
                 if headers:
                     self._headers = True
                 elif (
@@ -328,7 +320,7 @@ class RequestPacer:
             if math.isfinite(confirmed_ago):
                 self._confirmed_at = now - confirmed_ago
             if self._interval > 0.0 or blocked_for > 0:
-                self._end_cold_start()
+                self._cold.end()
                 self._active = True
 
     def state(self) -> tuple[float, float]:
@@ -358,7 +350,7 @@ class RequestPacer:
             plenty = limit is not None and remaining >= max(2.0, limit * _PLENTY_FRACTION)
             if plenty:
                 with self._lock:
-                    self._end_cold_start()
+                    self._cold.end()
                     if self._interval > 0.0:
                         self._relax()
                     self._update_active(self._clock())
@@ -396,7 +388,7 @@ class RequestPacer:
             pass
         finally:
             with self._lock:
-                self._waiters = [entry for entry in self._waiters if entry[1] is not waiter]
+                self._cold.forget(waiter)
         return deadline is None or deadline.remaining() > 0
 
     def _backoff(self, release: _Release, wait: float | None) -> float:
@@ -416,48 +408,6 @@ class RequestPacer:
         refill = release.gap + wait if release.gap is not None and wait is not None else 0.0
         return min(max(refill / self._interval, 1.0 + _BACKOFF_MIN), 1.0 + _BACKOFF_MAX)
 
-    def _take_ticket(self, now: float) -> _Release | None:
-        """A place in the cold start's window, if one is free."""
-        stale = max(_STALE_MIN, 2.0 * self._slowest)
-        for ticket, at in list(self._tickets.items()):
-            if now - at > stale:
-                del self._tickets[ticket]
-        if len(self._tickets) >= self._window:
-            return None
-        self._issued += 1
-        self._tickets[self._issued] = now
-        gap = now - self._last_release if math.isfinite(self._last_release) else None
-        self._last_release = now
-        return _Release(self, now, gap, False, self._issued)
-
-    def _stale_in(self, now: float) -> float:
-        stale = max(_STALE_MIN, 2.0 * self._slowest)
-        oldest = min(self._tickets.values(), default=now)
-        return max(0.001, oldest + stale - now)
-
-    def _settle_ticket(self, release: _Release, now: float, *, success: bool) -> None:
-        """An answer to a cold request: one more may go (two after a success)."""
-        if release.ticket is None or self._tickets.pop(release.ticket, None) is None:
-            return
-        self._slowest = max(self._slowest, now - release.at)
-        if success and self._window:
-            self._window += 1
-            if self._window >= _OPEN_WINDOW:
-                self._end_cold_start()
-        self._wake_waiters()
-
-    def _end_cold_start(self) -> None:
-        if self._window:
-            self._window = 0
-            self._tickets.clear()
-            self._wake_waiters()
-
-    def _wake_waiters(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for loop, waiter in waiters:
-            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits there
-                loop.call_soon_threadsafe(_resolve, waiter)
-
     def _record(self, op: PaceOp) -> None:
         if self._ops is not None:
             if len(self._ops) >= _MAX_OPS:  # nobody takes them (Redis is away): keep the last
@@ -470,7 +420,7 @@ class RequestPacer:
         if floor >= _MIN_INTERVAL:
             self._interval = max(self._interval, floor)
         self._confirmed_at = max(self._confirmed_at, self._blocked_until)
-        self._end_cold_start()
+        self._cold.end()
         self._active = True
 
     def _settle(self, now: float, sample: float) -> bool:
@@ -483,7 +433,7 @@ class RequestPacer:
             return False
         self._interval = learned
         self._confirmed_at = max(self._confirmed_at, now)
-        self._end_cold_start()
+        self._cold.end()
         self._active = True
         return True
 
@@ -531,7 +481,7 @@ class RequestPacer:
 
     def _update_active(self, now: float) -> None:
         """Go idle as soon as nothing is left to do (the next `acquire` would anyway)."""
-        if not self._window and not self._pacing(now):
+        if self._cold.ended and not self._pacing(now):
             self._active = False
 
     def _pacing(self, now: float) -> bool:
@@ -565,8 +515,3 @@ class RequestPacer:
         gap = now - self._last_release if math.isfinite(self._last_release) else None
         self._last_release = now
         return None, gap
-
-
-def _resolve(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
