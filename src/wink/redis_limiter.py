@@ -51,7 +51,7 @@ local key = KEYS[1]
 local t = redis.call('TIME')
 local now = (tonumber(t[1]) - {_EPOCH}) + tonumber(t[2]) / 1000000
 local s = redis.call('HMGET', key, 'interval', 'blocked', 'tat', 'last', 'confirmed', 'shift',
-  'backed_off')
+  'backed_off', 'not_before')
 local interval = tonumber(s[1]) or 0
 local blocked = tonumber(s[2]) or 0
 local tat = tonumber(s[3]) or 0
@@ -59,6 +59,7 @@ local last = tonumber(s[4])
 local confirmed = tonumber(s[5]) or 0
 local shift = tonumber(s[6]) or 0
 local backed_off = tonumber(s[7]) or 0
+local not_before = tonumber(s[8]) or 0
 if s[1] == false then
   interval = tonumber(ARGV[1])
   local held = tonumber(ARGV[2])
@@ -83,6 +84,8 @@ for _ = 1, tonumber(ARGV[3]) do
       interval = learned
       confirmed = math.max(confirmed, now)
     end
+  elseif kind == 'follow' then
+    not_before = math.max(not_before, at + value)
   elseif kind == 'backoff' then
     if at > backed_off then
       interval = interval * value
@@ -118,7 +121,7 @@ elseif action == 'release' then
   if now < slot then
     verdict, wait, mark = 'wait', slot - now, arg
   else
-    local held = blocked
+    local held = math.max(blocked, not_before)
     if last then held = math.max(held, last + interval) end
     if held > slot and now < held then
       verdict, wait, mark = 'wait', held - now, arg
@@ -138,7 +141,8 @@ if s[1] == false and interval == 0 and blocked <= now and verdict == 'idle' then
   return reply  -- nothing known, nothing booked: leave no key behind
 end
 local fields = {{'interval', f(interval), 'blocked', f(blocked), 'tat', f(tat),
-  'confirmed', f(confirmed), 'shift', f(shift), 'backed_off', f(backed_off)}}
+  'confirmed', f(confirmed), 'shift', f(shift), 'backed_off', f(backed_off),
+  'not_before', f(not_before)}}
 if last then
   table.insert(fields, 'last')
   table.insert(fields, f(last))

@@ -40,7 +40,7 @@ _BACKOFF_MIN, _BACKOFF_MAX = 0.05, 0.25  # and a paced throttle lengthens it by 
 _INITIAL_WINDOW = 4  # a cold pacer lets this many requests out before any answer
 _MAX_OPS = 64  # changes kept for a shared limiter that has not taken them
 
-PaceOpKind = Literal["hold", "settle", "relax", "scale", "backoff"]
+PaceOpKind = Literal["hold", "settle", "relax", "scale", "backoff", "follow"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,8 @@ class PaceOp:
     `hold`: hold everyone `value` seconds, interval at least `floor`; `settle`: a rate
     header's sample interval `value`; `relax`: halve the interval; `scale`: multiply it by
     `value`; `backoff`: multiply it by `value` unless a backoff came after `at` (when the
-    throttled request was let go, on the shared clock). A Redis limiter replays these on
+    throttled request was let go, on the shared clock); `follow`: let nothing go before
+    `at + value` (the next refill after a late arrival). A Redis limiter replays these on
     the shared state (see `redis_limiter`).
     """
 
@@ -288,7 +289,7 @@ class RequestPacer:
                     self._scale(now, 1.0 - _PROBE)
                     # ...and take the token this request took as the start of the next
                     # refill, as an empty allowance would say (a late arrival moves it)
-                    self._follow_refill_clock(now, release.at, self._interval)
+                    self._follow_refill_clock(now, release, self._interval)
                 self._update_active(now)
         if headers:
             self._learn_headers(cast(RateLimitInfo, info), release)
@@ -368,7 +369,7 @@ class RequestPacer:
         with self._lock:
             now = self._clock()
             if remaining <= 0:
-                self._follow_refill_clock(now, released, sample)
+                self._follow_refill_clock(now, release, sample)
             if self._settle(now, sample):
                 self._margin = max(_MARGIN_MIN, self._margin - _MARGIN_EASE)
 
@@ -456,19 +457,21 @@ class RequestPacer:
     def _stop_pacing(self) -> None:
         self._interval, self._margin = 0.0, _MARGIN_MIN
 
-    def _follow_refill_clock(self, now: float, released: float | None, interval: float) -> None:
+    def _follow_refill_clock(self, now: float, release: _Release | None, interval: float) -> None:
         """The allowance is empty: the next request must arrive one refill after this one."""
         if self._interval == 0.0:  # pacing starts: the next request waits for a refill
             self._next_slot = max(self._next_slot, now + interval)
-        if released is None:
+        if release is None:
             return
-        round_trip = now - released
+        round_trip = now - release.at
         if round_trip < self._round_trip:
             self._round_trip = round_trip
         else:
             self._round_trip += (round_trip - self._round_trip) * _RTT_DRIFT
         late = round_trip - self._round_trip
-        self._not_before = max(self._not_before, released + late + interval)
+        self._not_before = max(self._not_before, release.at + late + interval)
+        if release.shared_at is not None:  # the same on the shared clock
+            self._record(PaceOp("follow", late + interval, at=release.shared_at))
 
     def _spacing(self, now: float) -> float:
         """Seconds between two releases, 0 when not pacing."""
