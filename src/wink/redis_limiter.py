@@ -38,6 +38,7 @@ _log = logging.getLogger("wink.limiter")
 _EPOCH = 1_700_000_000  # Redis TIME minus this keeps microseconds exact in a double
 _TTL_MS = 3_600_000  # a key nobody has touched for an hour is dropped
 _NO_DEADLINE = 1e9
+_INITIAL_WINDOW = 1  # per process: a fleet's processes often start together
 _CONCURRENT_CALLS = 8  # per event loop: 50 requests opening 50 connections at once is slow
 _MAX_CONNECTIONS = 64
 
@@ -354,15 +355,16 @@ class RedisPacer:
     The local pacer learns from this process's answers exactly as the in-process
     limiter does; every change it makes is replayed on the shared state, and the shared
     state read back is adopted locally, so the fallback starts from what the fleet knew.
-    While the fleet is not pacing, the local pacer's cold start (a few requests in flight
-    until answers come back) decides, and Redis is read at most once per `refresh`;
-    while it is, every request books its slot in Redis.
+    While the fleet is not pacing, the local pacer's cold start decides (one request in
+    flight, one more per success: the processes of a fleet often start together), and
+    Redis is read at most once per `refresh`; while it is, every request books its slot
+    in Redis.
     """
 
     def __init__(self, limiter: RedisLimiter, redis_key: str) -> None:
         self._limiter = limiter
         self._key = redis_key
-        self._local = RequestPacer(record_ops=True)
+        self._local = RequestPacer(record_ops=True, initial_window=_INITIAL_WINDOW)
         self._checked_at = -math.inf
         self._pacing = False  # the fleet paces this key, as last read
         self._reading: asyncio.Task[_Reply | None] | None = None

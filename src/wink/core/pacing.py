@@ -100,19 +100,21 @@ class RequestPacer:
       by the spacing (`interval` plus a small safety margin) and sleeps until the slot;
     * `on_throttle(retry_after)` holds everyone until `now + retry_after` and takes
       `retry_after` as a lower bound of `interval` (an honest retry-after is at most one
-      refill away). When the pacer let the request go, the time since the request before
-      it plus `retry_after` is one whole refill: a better bound. A request the pacer let
-      through and still throttled widens the margin;
+      refill away). For a cold request, the time since the request before it plus
+      `retry_after` is one whole refill: a better bound. A paced request throttled all
+      the same widens the margin (with rate headers) or lengthens the interval by 5% to
+      25%, once per round (without);
     * `on_response(info)` learns `interval` from the rate-limit headers. With the
       allowance nearly spent (remaining <= max(1, limit/4)) the provider refills one
       request every `reset / max(1, limit - remaining)` seconds: that is the interval.
       With plenty left (remaining >= limit/2) the interval halves on each answer down to
       zero. A provider that sends no such headers is probed instead: each paced success
-      shortens the interval by `_PROBE`, until a 429 puts it back (additive increase of
-      the rate, a jump back to one whole refill on a 429);
-    * on an empty allowance the provider's refill clock starts when a request *arrives*.
-      A request that took longer than the fastest round trip seen may have arrived late
-      by that much, so the next one is held back by the same amount;
+      shortens the interval by `_PROBE`, until a throttle lengthens it again (additive
+      increase of the rate, multiplicative decrease);
+    * on an empty allowance (or, without headers, after any paced success) the
+      provider's refill clock starts when a request *arrives*. A request that took longer
+      than the fastest round trip seen may have arrived late by that much, so the next
+      one is held back by the same amount;
     * a sleeper that wakes too close to the previous release waits the difference; one
       woken inside a hold that began while it slept books a new slot;
     * pacing that nothing confirms for `_FORGET_AFTER` seconds (or 20 intervals) is
