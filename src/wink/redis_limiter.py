@@ -287,8 +287,8 @@ class RedisLimiter(Limiter):
         started = time.monotonic()
         if started < self._down_until:
             return None
-        script, calls = self._script()
         try:
+            script, calls = self._script()
             async with calls:  # a queue here is not Redis being slow: outside the timeout
                 async with asyncio.timeout(self.timeout):
                     raw = await script(keys=[key], args=args)

@@ -95,6 +95,17 @@ async def test_the_password_never_shows(
     assert "[redacted]" in warning
 
 
+async def test_a_url_redis_py_refuses_fails_no_evaluation(
+    redis_server: RedisServer, emu: ProviderEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    limiter = RedisLimiter("redis://127.0.0.1:not-a-port/0", namespace="n")
+    with caplog.at_level(logging.WARNING, logger="wink.limiter"):
+        response = await adapter(emu, limiter).evaluate_async(HELLO, session=Session())
+    assert response.text == "ok"
+    (warning,) = limiter_warnings(caplog)
+    assert "pacing in-process" in warning
+
+
 async def test_a_throttle_in_one_process_holds_the_other(
     redis_server: RedisServer, emu: ProviderEmulator
 ) -> None:
