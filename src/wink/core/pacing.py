@@ -36,7 +36,7 @@ _FORGET_INTERVALS = 20.0  # ...or for this many intervals, if that is longer
 _MARGIN_MIN, _MARGIN_MAX, _MARGIN_STEP, _MARGIN_EASE = 0.05, 0.5, 0.04, 0.0005
 _RTT_DRIFT = 0.01  # how fast the round-trip baseline follows a slower network
 _PROBE = 0.002  # a paced success without rate headers shortens the interval by this fraction
-_BACKOFF_MIN, _BACKOFF_MAX = 0.05, 0.25  # and a paced throttle lengthens it by this much
+_BACKOFF_MIN, _BACKOFF_MAX = 0.05, 0.10  # and a paced throttle lengthens it by this much
 _INITIAL_WINDOW = 4  # a cold pacer lets this many requests out before any answer
 _MAX_OPS = 64  # changes kept for a shared limiter that has not taken them
 
@@ -103,7 +103,7 @@ class RequestPacer:
       refill away). For a cold request, the time since the request before it plus
       `retry_after` is one whole refill: a better bound. A paced request throttled all
       the same widens the margin (with rate headers) or lengthens the interval by 5% to
-      25%, once per round (without);
+      10%, once per round (without);
     * `on_response(info)` learns `interval` from the rate-limit headers. With the
       allowance nearly spent (remaining <= max(1, limit/4)) the provider refills one
       request every `reset / max(1, limit - remaining)` seconds: that is the interval.
@@ -399,7 +399,7 @@ class RequestPacer:
 
         With rate headers, they set the interval: the margin widens instead. Without,
         the time since the request before it (`gap`) plus `wait` is one whole refill,
-        but arrival jitter makes that noisy: the interval grows by 5% to 25%, once per
+        but arrival jitter makes that noisy: the interval grows by 5% to 10%, once per
         round (a request let go before the last backoff was spaced by the old interval:
         its throttle says nothing of the new one).
         """
