@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ._common import Row, machine
+from .fleet import fleet
 from .imports import import_time
 from .load import concurrency, throttling
 from .loops import loop_overhead, tool_heavy
@@ -40,6 +41,14 @@ def scenarios(quick: bool, repeat: int | None) -> dict[str, Callable[[], list[Ro
         "tool-heavy": lambda: tool_heavy(reps(5, 1)),
         "otel": lambda: otel_overhead(
             loops=20 if quick else 200, repeat=reps(9, 1), warmup=5 if quick else 30
+        ),
+        "fleet": lambda: fleet(
+            requests=100 if quick else 300,
+            concurrency=20 if quick else 50,
+            rate=100.0,
+            processes=4,
+            loops=50 if quick else 300,
+            repeat=reps(3, 1),
         ),
     }
 

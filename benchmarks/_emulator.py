@@ -48,12 +48,19 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--rate", type=float, default=0.0, help="requests/s; 0 = no limit")
     parser.add_argument("--burst", type=int, default=1)
+    parser.add_argument(
+        "--no-rate-headers", action="store_true", help="a 429 says only retry-after"
+    )
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     emulator = ProviderEmulator(
         script_for(args.shape),
         latency=args.latency,
-        rate_limit=RateLimit(args.rate, args.burst) if args.rate > 0 else None,
+        rate_limit=(
+            RateLimit(args.rate, args.burst, headers=not args.no_rate_headers)
+            if args.rate > 0
+            else None
+        ),
         record_limit=1,
         google_function_call_ids=True,
     )

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .adapters.openai_responses import OpenAIResponsesAdapter
     from .adapters.options import AdapterOptions, ModelSettings, Thinking
     from .adapters.registry import create_adapter
+    from .core.limiter import InProcessLimiter, Limiter
     from .core.limits import Budget, Deadline
     from .core.log import configure_logging
     from .core.loop import PromptResponse
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
         ToolInvoked,
     )
     from .core.tools import Tool, ToolContext, ToolResult
+    from .redis_limiter import RedisLimiter
 
 __version__ = "0.1.0"
 
@@ -87,7 +89,9 @@ __all__ = [
     "FallbackAdapter",
     "FinishReason",
     "GoogleAdapter",
+    "InProcessLimiter",
     "InvalidArgumentError",
+    "Limiter",
     "MarkdownSection",
     "ModelSettings",
     "OpenAIAdapter",
@@ -103,6 +107,7 @@ __all__ = [
     "PromptValidationError",
     "ProviderAdapter",
     "ProviderError",
+    "RedisLimiter",
     "RequestRetried",
     "ResourceBinding",
     "ResourceError",
@@ -140,6 +145,8 @@ _LAZY: dict[str, str] = {
     "Budget": "wink.core.limits",
     "Deadline": "wink.core.limits",
     "GoogleAdapter": "wink.adapters.google",
+    "InProcessLimiter": "wink.core.limiter",
+    "Limiter": "wink.core.limiter",
     "MarkdownSection": "wink.core.prompt",
     "ModelSettings": "wink.adapters.options",
     "AdapterOptions": "wink.adapters.options",
@@ -153,6 +160,7 @@ _LAZY: dict[str, str] = {
     "PromptRendered": "wink.core.session",
     "PromptResponse": "wink.core.loop",
     "ProviderAdapter": "wink.adapters.base",
+    "RedisLimiter": "wink.redis_limiter",
     "ResourceBinding": "wink.core.resources",
     "RetryPolicy": "wink.core.retry",
     "Session": "wink.core.session",

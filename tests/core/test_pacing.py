@@ -45,7 +45,7 @@ async def test_a_new_pacer_is_idle_and_never_waits() -> None:
 async def test_per_minute_limits_with_room_to_spare_add_no_wait() -> None:
     pacer, clock = fake_pacer()
     for _ in range(10):
-        pacer.on_response(OPENAI_MINUTE)
+        pacer.answered(OPENAI_MINUTE)
         await pacer.acquire()
     assert pacer.idle
     assert pacer.interval == 0.0
@@ -57,13 +57,13 @@ def test_a_retry_after_on_a_200_causes_no_wait() -> None:
     headers = answer["headers"]
     assert headers["retry-after"] == "5"
     pacer, _ = fake_pacer()
-    pacer.on_response(rate_limit_info_from_headers(headers))
+    pacer.answered(rate_limit_info_from_headers(headers))
     assert pacer.idle
 
 
 async def test_an_empty_allowance_spaces_requests_one_refill_apart() -> None:
     pacer, clock = fake_pacer()
-    pacer.on_response(BUCKET_EMPTY)
+    pacer.answered(BUCKET_EMPTY)
     assert not pacer.idle
     assert pacer.interval == pytest.approx(0.01)
     releases: list[float] = []
@@ -79,10 +79,10 @@ async def test_a_reset_sent_as_a_clock_time_gets_back_the_trip_home() -> None:
     # Anthropic says *when* the allowance is full; counted from the answer's arrival that
     # is short by the trip back, about half the round trip
     pacer, clock = fake_pacer()
-    pacer.on_response(BUCKET_EMPTY)
+    pacer.answered(BUCKET_EMPTY)
     await pacer.acquire()  # paced: the release is remembered for this task
     clock.now += 0.004  # the round trip
-    pacer.on_response(
+    pacer.answered(
         RateLimitInfo(
             limit_requests=1, remaining_requests=0, reset_requests=0.008, reset_is_time=True
         )
@@ -90,7 +90,7 @@ async def test_a_reset_sent_as_a_clock_time_gets_back_the_trip_home() -> None:
     assert pacer.interval == pytest.approx(0.010)
     await pacer.acquire()
     clock.now += 0.004
-    pacer.on_response(  # the same figure as a duration (OpenAI) is taken as it is
+    pacer.answered(  # the same figure as a duration (OpenAI) is taken as it is
         RateLimitInfo(limit_requests=1, remaining_requests=0, reset_requests=0.0105)
     )
     assert pacer.interval == pytest.approx(0.0105)
@@ -98,9 +98,9 @@ async def test_a_reset_sent_as_a_clock_time_gets_back_the_trip_home() -> None:
 
 async def test_room_to_spare_relaxes_the_pace_back_to_idle() -> None:
     pacer, clock = fake_pacer()
-    pacer.on_response(BUCKET_EMPTY)
+    pacer.answered(BUCKET_EMPTY)
     for _ in range(12):
-        pacer.on_response(OPENAI_MINUTE)
+        pacer.answered(OPENAI_MINUTE)
     assert pacer.interval == 0.0
     await pacer.acquire()
     assert pacer.idle
@@ -109,7 +109,7 @@ async def test_room_to_spare_relaxes_the_pace_back_to_idle() -> None:
 
 async def test_a_throttle_holds_every_request_for_the_window() -> None:
     pacer, clock = fake_pacer()
-    pacer.on_throttle(0.2)
+    pacer.throttled(0.2)
     assert not pacer.idle
     await pacer.acquire()
     assert clock.now == pytest.approx(100.2)
@@ -117,14 +117,14 @@ async def test_a_throttle_holds_every_request_for_the_window() -> None:
 
 async def test_a_throttle_without_retry_after_holds_briefly() -> None:
     pacer, clock = fake_pacer()
-    pacer.on_throttle(None)
+    pacer.throttled(None)
     await pacer.acquire()
     assert clock.now == pytest.approx(100.5)
 
 
 async def test_a_long_retry_after_holds_but_does_not_space_requests_apart() -> None:
     pacer, clock = fake_pacer()
-    pacer.on_throttle(42.0)
+    pacer.throttled(42.0)
     assert pacer.interval == 1.0
     await pacer.acquire()
     assert clock.now == pytest.approx(142.0)
@@ -132,7 +132,7 @@ async def test_a_long_retry_after_holds_but_does_not_space_requests_apart() -> N
 
 async def test_pacing_nothing_confirms_is_forgotten() -> None:
     pacer, clock = fake_pacer()
-    pacer.on_throttle(0.01)
+    pacer.throttled(0.01)
     clock.now += 60.0
     await pacer.acquire()
     assert clock.slept == []
@@ -142,7 +142,7 @@ async def test_pacing_nothing_confirms_is_forgotten() -> None:
 
 async def test_acquire_never_sleeps_past_the_deadline() -> None:
     pacer, clock = fake_pacer()
-    pacer.on_throttle(10.0)
+    pacer.throttled(10.0)
     assert await pacer.acquire(FakeDeadline(0.5)) is False
     assert clock.slept == []  # a wait that cannot end in a request is not started
     assert await pacer.acquire(FakeDeadline(30.0)) is True
@@ -151,7 +151,7 @@ async def test_acquire_never_sleeps_past_the_deadline() -> None:
 
 def test_one_pacer_serves_several_threads_and_event_loops() -> None:
     pacer = RequestPacer()
-    pacer.on_throttle(0.05)
+    pacer.throttled(0.05)
     started = time.monotonic()
     assert on_threads(lambda: asyncio.run(pacer.acquire()), timeout=5) == []
     assert time.monotonic() - started >= 0.05
@@ -220,14 +220,14 @@ def simulate(*, pace: bool, seed: int = 7) -> tuple[float, int, int]:
             if status == 429:
                 retry_after = retry_after_from_headers(headers)
                 if pace:
-                    pacer.on_throttle(retry_after)
+                    pacer.throttled(retry_after)
                 raise ThrottleError(
                     "HTTP 429",
                     prompt_name="sim",
                     details=ThrottleDetails(kind="rate_limit", retry_after=retry_after),
                 )
             if pace:
-                pacer.on_response(rate_limit_info_from_headers(headers))
+                pacer.answered(rate_limit_info_from_headers(headers))
 
         jobs = iter(range(300))
         failed = 0
@@ -282,7 +282,7 @@ def test_the_simulation_is_deterministic() -> None:
 )
 async def test_headers_that_say_too_little_set_no_pace(info: RateLimitInfo) -> None:
     pacer, clock = fake_pacer()
-    pacer.on_response(info)
+    pacer.answered(info)
     assert pacer.idle
     assert pacer.interval == 0.0
     await pacer.acquire()
@@ -291,10 +291,10 @@ async def test_headers_that_say_too_little_set_no_pace(info: RateLimitInfo) -> N
 
 def test_a_refill_too_fast_to_be_worth_spacing_ends_the_pacing() -> None:
     pacer, _ = fake_pacer()
-    pacer.on_response(BUCKET_EMPTY)
+    pacer.answered(BUCKET_EMPTY)
     assert pacer.interval == pytest.approx(0.01)
     fast = RateLimitInfo(limit_requests=1, remaining_requests=0, reset_requests=1e-6)
     for _ in range(50):  # a smaller figure lowers the interval gently, 10% a response
-        pacer.on_response(fast)
+        pacer.answered(fast)
     assert pacer.interval == 0.0
     assert "interval=0.000000" in repr(pacer)

@@ -119,7 +119,7 @@ async def test_a_wink_error_passes_through_untouched() -> None:
 
 async def test_a_window_that_outlasts_the_deadline_is_refused_unsent() -> None:
     pacer, clock = fake_pacer()
-    pacer.on_throttle(10.0)
+    pacer.throttled(10.0)
     calls: list[ModelRequest] = []
     with pytest.raises(DeadlineExceededError, match="outlasts the deadline"):
         await runner(answering(ModelResponse(text="ok"), calls), pacer).request(

@@ -71,4 +71,4 @@ class FakeClock:
 def fake_pacer() -> tuple[RequestPacer, FakeClock]:
     """A pacer on a fake clock that starts at 100.0."""
     clock = FakeClock()
-    return RequestPacer(clock=clock, sleep=clock.sleep), clock
+    return RequestPacer(clock=clock, sleep=clock.sleep, initial_window=0), clock  # no cold start

@@ -29,8 +29,8 @@ from ..core.errors import (
     PromptEvaluationError,
     UnsupportedSettingWarning,
 )
+from ..core.limiter import InProcessLimiter, Limiter
 from ..core.messages import ModelRequest, ModelResponse
-from ..core.pacing import RequestPacer
 from ..core.provider_errors import redact_secrets, response_shape_error
 from ..core.retry import RetryPolicy
 from ..core.runner import Runner
@@ -143,7 +143,14 @@ class ProviderAdapter(ABC):
         )
         self._secrets: tuple[str, ...] = self._known_secrets(client)
         self._telemetry = telemetry_option(options.get("tracer_provider"))
-        self._pacer = RequestPacer()
+        limiter = options.get("limiter")
+        if limiter is not None and not isinstance(limiter, Limiter):
+            raise ConfigurationError(
+                f"limiter must be a wink Limiter (InProcessLimiter, RedisLimiter), got {limiter!r}",
+                option="limiter",
+            )
+        self.limiter: Limiter = limiter if limiter is not None else InProcessLimiter()
+        self._pacer = self.limiter.pacer(self.name)
         self._runner = Runner(
             self.name,
             self._exchange,

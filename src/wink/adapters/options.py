@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, get_args
 
 from ..core.errors import ConfigurationError, InvalidArgumentError
+from ..core.limiter import Limiter
 from ..core.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -162,6 +163,8 @@ class AdapterOptions(TypedDict, total=False):
     "high", or a token budget such as 2048), `extra_body`.
     Tracing: `tracer_provider` (an OpenTelemetry `TracerProvider`; default: the global one
     once the application has configured OpenTelemetry; see docs/observability.md).
+    Pacing: `limiter` (default: this adapter's own `InProcessLimiter`; a `RedisLimiter`
+    shares the provider's limit across processes, see docs/fleet.md).
     """
 
     client: Any
@@ -181,6 +184,7 @@ class AdapterOptions(TypedDict, total=False):
     thinking: Thinking | Effort | int | None
     extra_body: Mapping[str, Any] | None
     tracer_provider: Any
+    limiter: Limiter | None
 
 
 _SETTING_OPTIONS = (

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from .errors import DeadlineExceededError, PromptEvaluationError, ThrottleError, WinkError
+from .limiter import Pacer
 from .messages import ModelRequest, ModelResponse
-from .pacing import RequestPacer
 from .provider_errors import redact_secrets
 from .retry import RetryPolicy
 from .telemetry import current_trace
@@ -33,7 +33,7 @@ class Runner:
         name: str,
         exchange: Callable[[ModelRequest], Awaitable[ModelResponse]],
         *,
-        pacer: RequestPacer,
+        pacer: Pacer,
         retry_policy: RetryPolicy,
         secrets: tuple[str, ...],
     ) -> None:
@@ -73,7 +73,7 @@ class Runner:
             if error.details.kind == "rate_limit":
                 # One bad `retry-after: 86400` must not stall every request of the adapter
                 # longer than the policy itself would ever wait.
-                pacer.on_throttle(self._policy.cap_wait(error.details.retry_after_seconds))
+                await pacer.on_throttle(self._policy.cap_wait(error.details.retry_after_seconds))
             raise
         except WinkError:
             raise
@@ -83,8 +83,7 @@ class Runner:
                 prompt_name=request.prompt_name,
                 phase="response",
             ) from error
-        if response.rate_limit is not None:
-            pacer.on_response(response.rate_limit)
+        await pacer.on_response(response.rate_limit)  # headerless answers teach pacing too
         return response
 
     async def _bounded(self, request: ModelRequest, remaining: float) -> ModelResponse:

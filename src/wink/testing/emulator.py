@@ -342,7 +342,8 @@ class ProviderEmulator:
         if route.provider is None or route.not_found:
             return None, 0.0
         if rate is not None and rate.retry_after is not None:
-            return Fault.rate_limit(rate.retry_after, header_style="both"), 0.0
+            style = "both" if self._rate_headers() else "seconds"
+            return Fault.rate_limit(rate.retry_after, header_style=style), 0.0
         delay = 0.0
         fault = self._schedule.pop(number, None) or self._take_injected()
         if fault is not None and fault.kind == "latency":
@@ -390,9 +391,13 @@ class ProviderEmulator:
 
     def _with_rate(self, wire: WireFormat, rendered: Rendered, ctx: WireContext) -> dict[str, str]:
         headers = rendered.headers
-        if ctx.rate is not None:
+        if ctx.rate is not None and self._rate_headers():
             headers.update(wire.rate_headers(ctx.rate, ctx.now))
         return headers
+
+    def _rate_headers(self) -> bool:
+        bucket = self._bucket
+        return bucket is None or bucket.limit.headers
 
     def _not_found(self, raw: RawRequest, route: _Route, now: float) -> Rendered:
         ctx = WireContext(route.model, {}, now, self._ids)

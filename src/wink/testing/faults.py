@@ -122,10 +122,15 @@ class Fault:
 
 @dataclass(frozen=True, slots=True)
 class RateLimit:
-    """A token bucket: `burst` requests at once, refilled at `requests_per_second`."""
+    """A token bucket: `burst` requests at once, refilled at `requests_per_second`.
+
+    With `headers=False` answers carry no rate-limit headers and a 429 only `retry-after`
+    (seconds), as Gemini and most OpenAI-compatible servers do.
+    """
 
     requests_per_second: float
     burst: int = 1
+    headers: bool = True
 
     def __post_init__(self) -> None:
         if self.requests_per_second <= 0:

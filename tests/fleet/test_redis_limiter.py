@@ -1,0 +1,240 @@
+"""`RedisLimiter` against a real redis-server: what is shared, and what happens when Redis
+goes away. Two limiter objects on one namespace stand for two processes (each has its own
+connections and its own local pacer); `test_fleet_processes.py` runs real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from wink import MarkdownSection, Prompt, RedisLimiter, RetryPolicy, Session, create_adapter
+from wink.adapters.base import ProviderAdapter
+from wink.core import pacing
+from wink.redis_limiter import RedisPacer
+from wink.testing import Fault, ProviderEmulator, RateLimit, Turn
+from wink.testing.redis_server import RedisServer
+
+HELLO = Prompt(name="hello", sections=[MarkdownSection(key="t", title="T", template="Hi")])
+KEY = "openai:gpt-4.1"
+FAST = RetryPolicy(max_attempts=100, initial_delay=0.01, max_delay=0.5)
+
+
+def adapter(emu: ProviderEmulator, limiter: RedisLimiter) -> ProviderAdapter:
+    return create_adapter(
+        KEY, base_url=emu.base_url("openai"), api_key="test-key", limiter=limiter, retry_policy=FAST
+    )
+
+
+@pytest.fixture
+def emu() -> Iterator[ProviderEmulator]:
+    with ProviderEmulator(default_turn=Turn.text("ok")) as emulator:
+        yield emulator
+
+
+def limiter_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "wink.limiter"]
+
+
+def test_import_wink_does_not_import_redis() -> None:
+    code = (
+        "import sys, wink\n"
+        "assert wink.RedisLimiter.__name__ == 'RedisLimiter'\n"
+        "print('redis' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_without_redis_py_the_error_names_the_extra() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['redis'] = None  # as if redis-py were not installed\n"
+        "import wink\n"
+        "try:\n"
+        "    wink.RedisLimiter('redis://127.0.0.1:6379/0', namespace='n')\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "RedisLimiter needs redis-py: pip install 'wink[redis]'"
+
+
+@pytest.mark.parametrize(
+    ("url", "options", "complaint"),
+    [
+        ("http://localhost", {"namespace": "n"}, "redis://"),
+        ("redis://localhost", {"namespace": ""}, "namespace"),
+        ("redis://localhost", {"namespace": "n", "timeout": 0}, "timeout"),
+        ("redis://localhost", {"namespace": "n", "refresh": -1}, "refresh"),
+    ],
+)
+def test_bad_arguments_are_value_errors(
+    url: str, options: dict[str, object], complaint: str
+) -> None:
+    with pytest.raises(ValueError, match=complaint):
+        RedisLimiter(url, **options)  # type: ignore[arg-type]
+
+
+async def test_the_password_never_shows(
+    redis_server: RedisServer, emu: ProviderEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    port = redis_server.port
+    redis_server.stop()  # nobody answers there now
+    limiter = RedisLimiter(f"redis://:s3cret-pw@127.0.0.1:{port}/0", namespace="n")
+    assert "s3cret-pw" not in repr(limiter)
+    assert "s3cret-pw" not in limiter.url
+    with caplog.at_level(logging.WARNING, logger="wink.limiter"):
+        await adapter(emu, limiter).evaluate_async(HELLO, session=Session())
+    (warning,) = limiter_warnings(caplog)
+    assert "s3cret-pw" not in warning
+    assert "[redacted]" in warning
+
+
+async def test_a_url_redis_py_refuses_fails_no_evaluation(
+    redis_server: RedisServer, emu: ProviderEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    limiter = RedisLimiter("redis://127.0.0.1:not-a-port/0", namespace="n")
+    with caplog.at_level(logging.WARNING, logger="wink.limiter"):
+        response = await adapter(emu, limiter).evaluate_async(HELLO, session=Session())
+    assert response.text == "ok"
+    (warning,) = limiter_warnings(caplog)
+    assert "pacing in-process" in warning
+
+
+async def test_a_throttle_in_one_process_holds_the_other(
+    redis_server: RedisServer, emu: ProviderEmulator
+) -> None:
+    first = adapter(emu, RedisLimiter(redis_server.url, namespace="team"))
+    second = adapter(emu, RedisLimiter(redis_server.url, namespace="team"))
+    elsewhere = RedisLimiter(redis_server.url, namespace="other-key")
+    emu.inject(Fault.rate_limit(retry_after=0.3))
+    await first.evaluate_async(HELLO, session=Session())  # 429, then the retry succeeds
+    throttled_at = emu.requests[0].received_at
+    await second.evaluate_async(HELLO, session=Session())
+    assert emu.stats.responses == {200: 2, 429: 1}
+    # the other process knew nothing by itself; Redis told it to hold until the window ended
+    assert emu.requests[-1].received_at >= throttled_at + 0.3
+    other = elsewhere.pacer(KEY)  # another namespace (another API key) is not held
+    assert await other.acquire()
+    assert other.local.state() == (0.0, 0.0)
+    assert redis_server.keys() == [f"wink:limiter:team:{KEY}"]
+
+
+async def test_two_processes_never_take_the_same_slot(redis_server: RedisServer) -> None:
+    one = RedisLimiter(redis_server.url, namespace="slots").pacer(KEY)
+    two = RedisLimiter(redis_server.url, namespace="slots").pacer(KEY)
+    await one.on_throttle(0.02)  # the fleet now spaces requests 20 ms apart
+    gaps: list[float | None] = []
+
+    async def take(pacer: RedisPacer) -> None:
+        assert await pacer.acquire()
+        release = pacing._released.get()
+        assert release is not None
+        gaps.append(release.gap)
+
+    await asyncio.gather(*(take(pacer) for pacer in (one, two) for _ in range(10)))
+    known = [gap for gap in gaps if gap is not None]
+    assert len(known) >= 19  # every slot but the first knows the one before it
+    # Redis's own clock: no two releases closer than the interval, whichever process
+    assert min(known) >= 0.02
+
+
+async def test_redis_down_at_start_paces_in_process_and_warns_once(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    port = redis_server.port
+    redis_server.stop()
+    limiter = RedisLimiter(f"redis://127.0.0.1:{port}/0", namespace="n", retry_every=60)
+    limit = RateLimit(requests_per_second=100, burst=1, headers=False)
+    with ProviderEmulator(default_turn=Turn.text("ok"), rate_limit=limit) as emu:
+        with caplog.at_level(logging.WARNING, logger="wink.limiter"):
+            runner = adapter(emu, limiter)
+            results = await asyncio.gather(
+                *(runner.evaluate_async(HELLO, session=Session()) for _ in range(30))
+            )
+        assert [result.text for result in results] == ["ok"] * 30
+        assert emu.stats.responses[200] == 30
+    (warning,) = limiter_warnings(caplog)
+    assert "failed (ConnectionError" in warning
+    assert "pacing in-process" in warning
+    assert not limiter.available
+
+
+async def test_redis_killed_mid_run_and_restarted(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    limiter = RedisLimiter(redis_server.url, namespace="n", retry_every=0.05)
+    limit = RateLimit(requests_per_second=100, burst=1, headers=False)
+    with ProviderEmulator(default_turn=Turn.text("ok"), rate_limit=limit) as emu:
+        runner = adapter(emu, limiter)
+
+        async def after(requests: int) -> None:
+            while emu.stats.requests < requests:  # noqa: ASYNC110 - the emulator has no event
+                await asyncio.sleep(0.005)
+
+        async def outage() -> None:
+            await after(30)
+            await asyncio.to_thread(redis_server.stop)
+            await after(60)
+            await asyncio.to_thread(redis_server.start)
+
+        with caplog.at_level(logging.WARNING, logger="wink.limiter"):
+            results, _ = await asyncio.gather(
+                asyncio.gather(
+                    *(runner.evaluate_async(HELLO, session=Session()) for _ in range(120))
+                ),
+                outage(),
+            )
+        assert [result.text for result in results] == ["ok"] * 120
+        assert emu.stats.responses[200] == 120  # none lost, none sent twice
+    warnings = limiter_warnings(caplog)
+    assert len(warnings) == 2, warnings
+    assert "failed (ConnectionError" in warnings[0]
+    assert warnings[1].endswith("answers again: pacing is shared again")
+    assert limiter.available
+    assert redis_server.keys() == [f"wink:limiter:n:{KEY}"]  # written again after the restart
+
+
+async def test_a_frozen_redis_times_out_and_the_evaluation_goes_on(
+    redis_server: RedisServer, emu: ProviderEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    limiter = RedisLimiter(redis_server.url, namespace="n", timeout=0.05)
+    runner = adapter(emu, limiter)
+    await runner.evaluate_async(HELLO, session=Session())
+    emu.inject(Fault.rate_limit(retry_after=0.01))  # the pacer will need Redis now
+    redis_server.pause()
+    try:
+        with caplog.at_level(logging.WARNING, logger="wink.limiter"):
+            response = await runner.evaluate_async(HELLO, session=Session())
+    finally:
+        redis_server.resume()
+    assert response.text == "ok"
+    (warning,) = limiter_warnings(caplog)
+    assert "failed (TimeoutError" in warning
+
+
+async def test_a_restarted_redis_learns_what_the_fleet_knew(redis_server: RedisServer) -> None:
+    knows = RedisLimiter(redis_server.url, namespace="seed", retry_every=0.0).pacer(KEY)
+    await knows.on_throttle(30.0)  # a long window: the fleet holds
+    redis_server.stop()
+    redis_server.start()  # empty
+    await knows.on_throttle(None)  # finds its old connection dead: Redis restarted...
+    await knows.on_throttle(None)  # ...so this step connects again, finds no key, seeds it
+    newcomer = RedisLimiter(redis_server.url, namespace="seed").pacer(KEY)
+    assert not await newcomer.acquire(_Deadline(1.0))  # held: the window outlasts the deadline
+    interval, held = newcomer.local.state()
+    assert held > 25.0
+    assert interval >= 0.05
+
+
+class _Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def remaining(self) -> float:
+        return self.seconds
