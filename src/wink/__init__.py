@@ -27,6 +27,7 @@ from .core.errors import (
     RestoreFailedError,
     SnapshotError,
     SnapshotRestoreError,
+    StreamNotFinishedError,
     ThrottleDetails,
     ThrottleError,
     ThrottleKind,
@@ -62,6 +63,17 @@ if TYPE_CHECKING:
         Snapshot,
         ToolInvoked,
     )
+    from .core.stream import AsyncPromptStream, PromptStream
+    from .core.stream_events import (
+        RoundFinished,
+        RoundRestarted,
+        StreamEvent,
+        TextDelta,
+        ThinkingDelta,
+        ToolCallReady,
+        ToolCallStarted,
+        UsageReported,
+    )
     from .core.tools import Tool, ToolContext, ToolResult
 
 __version__ = "0.1.0"
@@ -69,6 +81,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AdapterOptions",
     "AnthropicAdapter",
+    "AsyncPromptStream",
     "Budget",
     "CircularDependencyError",
     "ConfigurationError",
@@ -91,6 +104,7 @@ __all__ = [
     "PromptRenderError",
     "PromptRendered",
     "PromptResponse",
+    "PromptStream",
     "PromptValidationError",
     "ProviderAdapter",
     "ProviderError",
@@ -99,14 +113,22 @@ __all__ = [
     "ResourceError",
     "RestoreFailedError",
     "RetryPolicy",
+    "RoundFinished",
+    "RoundRestarted",
     "Session",
     "Snapshot",
     "SnapshotError",
     "SnapshotRestoreError",
+    "StreamEvent",
+    "StreamNotFinishedError",
+    "TextDelta",
+    "ThinkingDelta",
     "ThrottleDetails",
     "ThrottleError",
     "ThrottleKind",
     "Tool",
+    "ToolCallReady",
+    "ToolCallStarted",
     "ToolContext",
     "ToolInvoked",
     "ToolResult",
@@ -115,6 +137,7 @@ __all__ = [
     "UnboundResourceError",
     "UnsupportedSettingWarning",
     "Usage",
+    "UsageReported",
     "VisibilityExpansionRequired",
     "WinkError",
     "apply_visibility",
@@ -123,6 +146,16 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
+    "AsyncPromptStream": "wink.core.stream",
+    "PromptStream": "wink.core.stream",
+    "RoundFinished": "wink.core.stream_events",
+    "RoundRestarted": "wink.core.stream_events",
+    "StreamEvent": "wink.core.stream_events",
+    "TextDelta": "wink.core.stream_events",
+    "ThinkingDelta": "wink.core.stream_events",
+    "ToolCallReady": "wink.core.stream_events",
+    "ToolCallStarted": "wink.core.stream_events",
+    "UsageReported": "wink.core.stream_events",
     "AnthropicAdapter": "wink.adapters.anthropic",
     "Budget": "wink.core.limits",
     "Deadline": "wink.core.limits",

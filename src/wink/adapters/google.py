@@ -507,6 +507,38 @@ class GoogleAdapter(ProviderAdapter):
         )
         return _content(response), response.headers
 
+    def _open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        if not isinstance(client, httpx2.Client):
+            raise _not_a_client(client)
+        request = client.build_request(
+            "POST",
+            wire.path,
+            content=wire.content,
+            headers=self._headers_for(client),
+            timeout=time_limit,
+        )
+        response = client.send(request, stream=True)
+        if not response.is_success:
+            response.read()  # the error body decides what the answer becomes
+            raise GeminiErrorAnswer(response)
+        return response
+
+    async def _open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        if not isinstance(client, httpx2.AsyncClient):
+            raise _not_a_client(client)
+        request = client.build_request(
+            "POST",
+            wire.path,
+            content=wire.content,
+            headers=self._headers_for(client),
+            timeout=time_limit,
+        )
+        response = await client.send(request, stream=True)
+        if not response.is_success:
+            await response.aread()
+            raise GeminiErrorAnswer(response)
+        return response
+
 
 def _content(response: httpx2.Response) -> bytes:
     """The body of a 2xx; any other status is an error answer, classified by status."""

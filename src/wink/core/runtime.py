@@ -28,7 +28,14 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["in_sync_call", "on_loop_exit", "owns_loop", "run_in_thread", "run_sync"]
+__all__ = [
+    "SteppedLoop",
+    "in_sync_call",
+    "on_loop_exit",
+    "owns_loop",
+    "run_in_thread",
+    "run_sync",
+]
 
 T = TypeVar("T")
 
@@ -115,3 +122,74 @@ def _worker_pool() -> concurrent.futures.ThreadPoolExecutor:
                 max_workers=_MAX_WORKERS, thread_name_prefix="wink-worker"
             )
         return _pool
+
+
+class SteppedLoop:
+    """A private event loop that sync code runs in steps: `adapter.stream()`.
+
+    The caller's thread runs the loop only while it waits for something (`run_until`),
+    so nothing runs behind its back between two steps. The task it starts is an
+    `evaluate()`-like task (`in_sync_call()` is true in it), and `close()` cancels what
+    is left, closes the clients made on the loop and the loop itself. Called from a
+    thread with a running loop (Jupyter), the steps run on one worker thread of its own.
+    """
+
+    __slots__ = ("_loop", "_worker")
+
+    def __init__(self) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self._worker: concurrent.futures.ThreadPoolExecutor | None = None
+        else:
+            self._worker = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="wink-stream"
+            )
+        self._loop = asyncio.new_event_loop()
+        _private_loops[self._loop] = []
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
+
+    def start(self, coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """A task for `coroutine` on this loop, run by the following steps."""
+        task = self._loop.create_task(coroutine)
+        _sync_tasks.add(task)
+        return task
+
+    def run_until(self, future: asyncio.Future[Any]) -> None:
+        """Run the loop until `future` is done (its outcome stays in it)."""
+        if self._worker is None:
+            self._step(future)
+        else:
+            self._worker.submit(self._step, future).result()
+
+    def _step(self, future: asyncio.Future[Any]) -> None:
+        # The outcome is read from `future`; KeyboardInterrupt and the like go through.
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            self._loop.run_until_complete(future)
+
+    def close(self) -> None:
+        """Cancel the tasks left, close the clients made on the loop, close it."""
+        loop = self._loop
+        if loop.is_closed():
+            return
+        try:
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            for task in pending:
+                self.run_until(task)
+            for closer in _private_loops.pop(loop, []):
+                self.run_until(loop.create_task(_quietly(closer)))
+            self.run_until(loop.create_task(loop.shutdown_asyncgens()))
+        finally:
+            loop.close()
+            if self._worker is not None:
+                self._worker.shutdown(wait=True)
+
+
+async def _quietly(closer: Callable[[], Awaitable[None]]) -> None:
+    with contextlib.suppress(Exception):  # one failing close must not keep others open
+        await closer()

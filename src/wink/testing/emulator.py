@@ -3,6 +3,12 @@
 Each request takes, in order: the rate limiter's verdict, a scheduled fault, an injected
 fault, then the script (queued turns, else the script callable, else `default_turn`, else
 a 400 saying the script is exhausted). Faults other than `latency` do not use up a turn.
+
+A request that asks for a stream (`"stream": true`, or Gemini's
+`:streamGenerateContent?alt=sse`) is answered as the provider streams (`streams.py`):
+server-sent events in a chunked body, `stream_chunk_size` characters of text per event,
+`stream_chunk_delay` seconds apart. Error answers to it are plain JSON, as the providers
+send them before a stream starts.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from .records import (
     redact_headers,
 )
 from .server import RawRequest, Reply, ServerThread
+from .streams import STREAM_FAULTS, breaks_stream, cut, plan_stream, without_stream
 from .turns import Turn
 from .wire import WIRES, Rendered, WireContext, WireFormat
 
@@ -49,19 +56,25 @@ _NOT_JSON = b"<html><head><title>502 Bad Gateway</title></head><body>upstream er
 class _Route:
     """Where a request goes: its wire (None if unknown), model, and a 4xx reason if any."""
 
-    __slots__ = ("model", "not_found", "problem", "provider")
+    __slots__ = ("model", "not_found", "problem", "provider", "stream")
 
     def __init__(self, raw: RawRequest, body: Any) -> None:
         self.provider: Provider | None = _ROUTES.get(raw.path)
         self.model = ""
         self.problem: str | None = None
+        self.stream = False
         self.not_found = raw.method != "POST"
         if self.provider is None:
             match = _GOOGLE_ROUTE.match(raw.path)
             if match is not None:
                 self.provider, self.model = "google", match.group(1)
                 if match.group(2) == "streamGenerateContent":
-                    self.problem = "wink emulator: streaming responses are not emulated."
+                    self.stream = True
+                    if "alt=sse" not in raw.query.split("&"):
+                        self.problem = (
+                            "wink emulator: only the SSE form of streamGenerateContent "
+                            "(?alt=sse) is emulated."
+                        )
                 elif match.group(2) != "generateContent":
                     self.not_found = True
         if self.provider is None:
@@ -70,10 +83,10 @@ class _Route:
         fields = as_object(body)
         if self.provider != "google":
             self.model = str(fields.get("model", ""))
+        if self.provider != "google":
+            self.stream = fields.get("stream") is True
         if not isinstance(body, dict):
             self.problem = "We could not parse the JSON body of your request."
-        elif fields.get("stream") is True:
-            self.problem = "wink emulator: streaming responses are not emulated."
         elif self.problem is None:
             self.problem = WIRES[self.provider].validate(fields)
 
@@ -99,9 +112,14 @@ class ProviderEmulator:
         google_function_call_ids: bool = False,
         seed: int | None = None,
         record_limit: int | None = None,
+        stream_chunk_size: int = 8,
+        stream_chunk_delay: float = 0.0,
     ) -> None:
         if latency < 0:
             raise ValueError("latency cannot be negative")
+        self._chunk_size, self._chunk_delay = _stream_settings(
+            stream_chunk_size, stream_chunk_delay
+        )
         self._lock = threading.Lock()
         self._host, self._requested_port = host, port
         self._server: ServerThread | None = None
@@ -218,6 +236,17 @@ class ProviderEmulator:
             for number, fault in plan.items():
                 self._schedule[self._count + number] = fault
 
+    def set_streaming(
+        self, *, chunk_size: int | None = None, chunk_delay: float | None = None
+    ) -> None:
+        """Change how streams are cut: characters of text (or tool arguments) per event,
+        and the pause between events."""
+        with self._lock:
+            self._chunk_size, self._chunk_delay = _stream_settings(
+                self._chunk_size if chunk_size is None else chunk_size,
+                self._chunk_delay if chunk_delay is None else chunk_delay,
+            )
+
     def set_rate_limit(self, limit: RateLimit | None) -> None:
         """Turn the token bucket on (starting full), change it, or turn it off with None."""
         with self._lock:
@@ -287,6 +316,8 @@ class ProviderEmulator:
             )
             rate = self._take_token(route)
             pick, delay = self._pick(number, route, rate)
+            under = self._peek() if isinstance(pick, Fault) and breaks_stream(pick) else None
+            chunking = (self._chunk_size, self._chunk_delay)
         delay += self._latency
         if route.provider is None or route.not_found:
             rendered = self._not_found(raw, route, received)
@@ -313,7 +344,57 @@ class ProviderEmulator:
                 "turns or pass default_turn=."
             )
         ctx = WireContext(route.model, fields, received, self._ids, rate, self._google_ids)
+        if route.stream:
+            return self._finish(self._render_stream(wire, pick, ctx, delay, under, chunking))
+        if isinstance(pick, Fault) and pick.kind in STREAM_FAULTS:
+            pick = without_stream(pick)
         return self._finish(self._render(wire, pick, ctx, delay))
+
+    def _peek(self) -> Turn:
+        """The turn a stream fault streams before it breaks (not used up)."""
+        head = self._queue[0] if self._queue else None
+        if isinstance(head, Turn):
+            return head
+        return self._default_turn or _PLACEHOLDER
+
+    def _render_stream(
+        self,
+        wire: WireFormat,
+        pick: ScriptItem,
+        ctx: WireContext,
+        delay: float,
+        under: Turn | None,
+        chunking: tuple[int, float],
+    ) -> Reply:
+        size, pause = chunking
+        if isinstance(pick, Turn):
+            plan = plan_stream(wire.provider, pick, ctx, size)
+        elif breaks_stream(pick):
+            plan = plan_stream(wire.provider, under or _PLACEHOLDER, ctx, size, pick)
+        elif pick.kind == "http" and pick.chunks is not None:
+            rendered = _raw_fault(pick)
+            return Reply(
+                rendered.status,
+                self._with_rate(wire, rendered, ctx),
+                b"",
+                delay,
+                pieces=cut(rendered.body, pick.chunks),
+                piece_delay=pick.chunk_delay,
+            )
+        else:  # an error answer (plain JSON, before any event), a hang
+            return self._render(wire, pick, ctx, delay)
+        headers = plan.headers
+        if ctx.rate is not None:
+            headers.update(wire.rate_headers(ctx.rate, ctx.now))
+        return Reply(
+            plan.status,
+            headers,
+            b"",
+            delay,
+            pieces=tuple(plan.events),
+            piece_delay=pause,
+            reset_after=plan.reset_after,
+        )
 
     def _take_token(self, route: _Route) -> RateSnapshot | None:
         if self._bucket is None or route.provider is None or route.not_found:
@@ -368,6 +449,16 @@ class ProviderEmulator:
         elif pick.kind == "non_json":
             rendered = wire.render_turn(_PLACEHOLDER, ctx)
             rendered = Rendered(200, rendered.headers, _NOT_JSON)
+        elif pick.kind == "http" and pick.chunks is not None:
+            rendered = _raw_fault(pick)
+            return Reply(
+                rendered.status,
+                self._with_rate(wire, rendered, ctx),
+                b"",
+                delay,
+                pieces=cut(rendered.body, pick.chunks),
+                piece_delay=pick.chunk_delay,
+            )
         elif pick.kind == "http":
             rendered = _raw_fault(pick)
         else:
@@ -398,7 +489,7 @@ class ProviderEmulator:
         with self._lock:
             if reply.action == "hang":
                 self._stat_hung += 1
-            elif reply.action == "drop":
+            elif reply.action == "drop" or reply.reset_after is not None:
                 self._stat_dropped += 1
             else:
                 self._stat_responses[reply.status] = self._stat_responses.get(reply.status, 0) + 1
@@ -450,3 +541,11 @@ def _call_script(
     if isinstance(item, Fault) and item.kind == "latency":
         return None, item.seconds
     return item, 0.0
+
+
+def _stream_settings(chunk_size: int, chunk_delay: float) -> tuple[int, float]:
+    if chunk_size < 1:
+        raise ValueError(f"stream_chunk_size must be at least 1 character, got {chunk_size}")
+    if chunk_delay < 0:
+        raise ValueError(f"stream_chunk_delay cannot be negative, got {chunk_delay}")
+    return chunk_size, chunk_delay
