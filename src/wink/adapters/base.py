@@ -46,6 +46,7 @@ from .options import (
     positive,
     settings_from,
 )
+from .streaming import StreamingMixin
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
     # costs little more than importing its SDK
@@ -53,12 +54,9 @@ if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an 
     from ..core.loop import LoopSettings, PromptResponse
     from ..core.prompt import OutputT, Prompt
     from ..core.session import Session
-    from ..core.stream import AsyncPromptStream, EventChannel, PromptStream, StreamStart
-    from ..core.stream_events import EventSink
     from .streams.base import StreamFormat
 
 __all__ = ["AdapterOptions", "EncodedRequest", "ModelSettings", "ProviderAdapter", "WireRequest"]
-
 
 _DEFAULT_MAX_ROUNDS = 50  # = wink.core.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
 
@@ -79,14 +77,15 @@ class EncodedRequest:
     content: bytes
 
 
-class ProviderAdapter(ABC):
+class ProviderAdapter(StreamingMixin, ABC):
     """Runs the one core loop against one provider; a subclass only translates.
 
     A subclass sets `provider` (the prefix of `create_adapter("provider:model")`) and
     `api_key_variables`, and implements `_make_client`, `_build_request`,
     `_parse_response` and `_map_errors`. The transport is the Stainless SDKs' documented
     raw call (`client.post(path, cast_to=..., body=...)`); a provider whose SDK has
-    none overrides `_post` / `_post_async`.
+    none overrides `_post` / `_post_async` (and, for streaming, `_open_stream` /
+    `_open_stream_async` of `StreamingMixin`, which reuses the rest).
     """
 
     provider: ClassVar[str]
@@ -216,71 +215,6 @@ class ProviderAdapter(ABC):
             )
         )
 
-    def stream(
-        self,
-        prompt: Prompt[OutputT],
-        *,
-        session: Session,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-    ) -> PromptStream[OutputT]:
-        """`evaluate`, streamed: `with adapter.stream(...) as stream: for event in stream`,
-        then `stream.response`. Same arguments, same loop, same contract (docs/streaming.md).
-        """
-        from ..core.stream import PromptStream
-
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        return PromptStream(
-            self._stream_start(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        )
-
-    def stream_async(
-        self,
-        prompt: Prompt[OutputT],
-        *,
-        session: Session,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-    ) -> AsyncPromptStream[OutputT]:
-        """`evaluate_async`, streamed: `async with adapter.stream_async(...) as stream:
-        async for event in stream`, then `stream.response`."""
-        from ..core.stream import AsyncPromptStream
-
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        return AsyncPromptStream(
-            self._stream_start(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        )
-
-    def _stream_start(
-        self,
-        prompt: Prompt[OutputT],
-        session: Session,
-        deadline: Deadline | None,
-        budget: Budget | None,
-        graceful_tool_errors: bool | None,
-        max_rounds: int | None,
-    ) -> StreamStart[OutputT]:
-        from ..core.loop import run_evaluation
-
-        settings = self._loop_settings(graceful_tool_errors, max_rounds)
-
-        def start(channel: EventChannel) -> Any:
-            return run_evaluation(
-                self._runner,
-                prompt,
-                session=session,
-                settings=settings,
-                deadline=deadline,
-                budget=budget,
-                sink=channel,
-            )
-
-        return start
-
     def _loop_settings(
         self, graceful_tool_errors: bool | None, max_rounds: int | None
     ) -> LoopSettings:
@@ -358,57 +292,6 @@ class ProviderAdapter(ABC):
                 phase="request",
             ) from error
         return EncodedRequest(wire.path, content)
-
-    async def _stream_exchange(self, request: ModelRequest, sink: EventSink) -> ModelResponse:
-        """`_exchange`, streamed: the body is read as it arrives, through the wire
-        format's decoder into `sink`, and closed whatever happens (cancellation too).
-        An adapter with no streaming wire sends its whole answer as events."""
-        from .streams import stream_format
-        from .streams.base import events_of, read_async, read_errors, read_sync, read_threaded
-
-        streamed = stream_format(self.provider)
-        if streamed is None:
-            response = await self._exchange(request)
-            await sink.send(events_of(response))
-            return response
-        lease = self._clients_lease(request)
-        wire = self._wire(request, streamed)
-        decoder = streamed.decoder(request.prompt_name, self._secrets)
-        time_limit = self._request_timeout(request)
-        inline = lease.inline and request.deadline is None
-        try:
-            with self._map_errors(request.prompt_name):
-                if not lease.sync:
-                    http = await self._open_stream_async(lease.client, wire, time_limit)
-                elif inline:
-                    http = self._open_stream(lease.client, wire, time_limit)
-                else:
-                    http = await run_in_thread(self._open_stream, lease.client, wire, time_limit)
-        except ConfigurationError as error:  # a client that cannot serve: nothing was sent
-            raise PromptEvaluationError(
-                str(error), prompt_name=request.prompt_name, phase="request"
-            ) from error
-        try:
-            with read_errors(request.prompt_name, self._secrets):
-                if not lease.sync:
-                    response = await read_async(http.aiter_bytes(), decoder, sink)
-                elif inline:
-                    response = await read_sync(http.iter_bytes(), decoder, sink)
-                else:
-                    response = await read_threaded(http.iter_bytes(), decoder, sink)
-        except ValueError as error:  # bad JSON, not UTF-8, not the documented shape
-            raise response_shape_error(
-                request.prompt_name,
-                f"a stream event is malformed: {type(error).__name__}: {error}"[:500],
-                secrets=self._secrets,
-            ) from error
-        finally:
-            if lease.sync:
-                http.close()
-            else:
-                await http.aclose()
-        rate_limit = rate_limit_info_from_headers(http.headers)
-        return response if rate_limit is None else replace(response, rate_limit=rate_limit)
 
     def _clients_lease(self, request: ModelRequest) -> Lease:
         """The client for this request. Failing here, nothing was sent: `phase="request"`
@@ -529,28 +412,6 @@ class ProviderAdapter(ABC):
             options={"timeout": time_limit},
         )
         return http.content, http.headers
-
-    def _open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
-        """`_post` asking for the body unread: the SDK's `stream=True` with `cast_to` its
-        httpx Response returns the response as soon as its head is in (an error status
-        raises the SDK's exception, as `_post`). Returns the httpx Response."""
-        return client.post(
-            wire.path,
-            cast_to=self._response_type,
-            content=wire.content,
-            options={"timeout": time_limit},
-            stream=True,
-        )
-
-    async def _open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
-        """`_open_stream` with an async client."""
-        return await client.post(
-            wire.path,
-            cast_to=self._response_type,
-            content=wire.content,
-            options={"timeout": time_limit},
-            stream=True,
-        )
 
 
 def _without_sdk_retries(client: Any) -> Any:

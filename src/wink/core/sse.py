@@ -17,14 +17,16 @@ SSEEvent = tuple[str, str]
 """`(event name, data)` of one dispatched event."""
 
 _DEFAULT_EVENT = "message"
+_KNOWN = (b":", b"id", b"retry", b"event")
 
 
 class SSEDecoder:
     """Incremental SSE parser: `feed(piece)` for each piece, `close()` at the end."""
 
-    __slots__ = ("_data", "_event", "_partial", "_pending_cr")
+    __slots__ = ("_data", "_event", "_partial", "_pending_cr", "foreign")
 
     def __init__(self) -> None:
+        self.foreign: str | None = None  # the first line that is no SSE field (an HTML page)
         self._partial: list[bytes] = []  # the current, unfinished line
         self._pending_cr = False  # the last piece ended in "\r": "\n" may follow
         self._event: bytes | None = None
@@ -68,7 +70,9 @@ class SSEDecoder:
                 self._event = value[1:] if value[:1] == b" " else value
             elif line == b"data":  # a field with no colon has an empty value
                 self._data.append(b"")
-            # comments (":"), id, retry and unknown fields carry nothing wink reads
+            elif self.foreign is None and not line.startswith(_KNOWN):
+                self.foreign = line[:200].decode("utf-8", "replace")
+            # comments (":"), id and retry carry nothing wink reads
         return events
 
     def close(self) -> list[SSEEvent]:
@@ -76,7 +80,11 @@ class SSEDecoder:
         final blank line is dispatched; a line cut off mid-way is dropped (its
         event is incomplete, which the provider's decoder then reports)."""
         self._pending_cr = False
-        self._partial = []
+        if self._partial:
+            line = b"".join(self._partial)
+            self._partial = []
+            if self.foreign is None and not line.startswith((b"data", *_KNOWN)):
+                self.foreign = line[:200].decode("utf-8", "replace")
         if self._data:
             return [self._dispatch()]
         return []

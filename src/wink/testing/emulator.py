@@ -267,6 +267,12 @@ class ProviderEmulator:
             return list(self._recorded)
 
     @property
+    def open_connections(self) -> int:
+        """Client connections open right now (a stream a client abandoned must not stay)."""
+        server = self._server
+        return server.open_connections if server is not None else 0
+
+    @property
     def stats(self) -> EmulatorStats:
         """Counters since start or the last `clear()`."""
         with self._lock:

@@ -318,6 +318,11 @@ class ServerThread:
         self.port = server.sockets[0].getsockname()[1]
         return server
 
+    @property
+    def open_connections(self) -> int:
+        """Client connections open right now."""
+        return len(self._live)
+
     def stop(self) -> None:
         """Close the listener and every open connection (hanging ones included)."""
         loop, thread = self._loop, self._thread

@@ -218,9 +218,7 @@ async def read_async(
     """Read an async body through `decoder` into `sink`."""
     sse = SSEDecoder()
     async for piece in pieces:
-        events = _decode(sse.feed(piece), decoder)
-        if events:
-            await sink.send(events)
+        await _feed(sse.feed(piece), decoder, sink)
     return await _end(sse, decoder, sink)
 
 
@@ -230,9 +228,7 @@ async def read_sync(
     """Read a sync body inline (the `evaluate()`-like task may block: `in_sync_call`)."""
     sse = SSEDecoder()
     for piece in pieces:
-        events = _decode(sse.feed(piece), decoder)
-        if events:
-            await sink.send(events)
+        await _feed(sse.feed(piece), decoder, sink)
     return await _end(sse, decoder, sink)
 
 
@@ -245,26 +241,32 @@ async def read_threaded(
         piece: bytes | None = await run_in_thread(next, pieces, None)
         if piece is None:
             break
-        events = _decode(sse.feed(piece), decoder)
-        if events:
-            await sink.send(events)
+        await _feed(sse.feed(piece), decoder, sink)
     return await _end(sse, decoder, sink)
 
 
-def _decode(found: list[tuple[str, str]], decoder: StreamDecoder) -> list[StreamEvent]:
+async def _feed(found: list[tuple[str, str]], decoder: StreamDecoder, sink: EventSink) -> None:
+    """Decode one piece's events into `sink`. What the provider sent before an error
+    event (or a malformed one) is still delivered, then the failure is raised."""
     out: list[StreamEvent] = []
-    for name, data in found:
-        decoder.feed(name, data, out)
-    return out
+    try:
+        for name, data in found:
+            decoder.feed(name, data, out)
+    finally:
+        if out:
+            await sink.send(out)
 
 
 async def _end(sse: SSEDecoder, decoder: StreamDecoder, sink: EventSink) -> ModelResponse:
-    tail = _decode(sse.close(), decoder)
-    response = decoder.finish()
+    await _feed(sse.close(), decoder, sink)
+    try:
+        response = decoder.finish()
+    except ThrottleError:
+        if sse.foreign is not None:  # not cut short: not an event stream at all
+            raise MalformedResponse(f"the body is not an event stream: {sse.foreign!r}") from None
+        raise
     if decoder.usage_reported:
-        tail.append(UsageReported(response.usage))
-    if tail:
-        await sink.send(tail)
+        await sink.send([UsageReported(response.usage)])
     return response
 
 
