@@ -409,3 +409,23 @@ def test_a_failed_stream_closes_its_connection_while_the_error_is_kept(
     assert isinstance(error, PromptEvaluationError)
     assert wait_until(lambda: emulator.open_connections == 0)
     assert error.__traceback__ is not None
+
+
+async def test_an_async_stream_with_a_deadline(provider: str, emulator: ProviderEmulator) -> None:
+    """With a deadline the evaluation reads the body itself (its timeout can cut a read):
+    a generous one lets the stream end as usual, a short one cuts it."""
+    emulator.enqueue(Turn.text(TEXT))
+    adapter = make_adapter(provider, emulator)
+    async with adapter.stream_async(
+        make_prompt(), session=Session(), deadline=Deadline(30.0)
+    ) as stream:
+        events = [event async for event in stream]
+    assert text_of(events) == TEXT == stream.response.text
+    slow_emulator(emulator)
+    with pytest.raises(DeadlineExceededError):
+        async with adapter.stream_async(
+            make_prompt(), session=Session(), deadline=Deadline(0.3)
+        ) as stream:
+            events = [event async for event in stream]
+    await adapter.aclose()
+    assert await asyncio.to_thread(wait_until, lambda: emulator.open_connections == 0)

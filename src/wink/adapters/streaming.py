@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..core.errors import ConfigurationError, PromptEvaluationError
 from ..core.messages import ModelRequest, ModelResponse
-from ..core.provider_errors import response_shape_error
 from ..core.runtime import run_in_thread
 from ..core.throttle import rate_limit_info_from_headers
 from .options import check_arguments
@@ -117,20 +116,30 @@ class StreamingMixin:
         format's decoder into `sink`, and closed whatever happens (cancellation too).
         An adapter with no streaming wire sends its whole answer as events."""
         from .streams import stream_format
-        from .streams.base import events_of, read_async, read_errors, read_sync, read_threaded
+        from .streams.base import events_of
+        from .streams.reading import (
+            AsyncPieces,
+            BodyReader,
+            SyncPieces,
+            read_async,
+            read_errors,
+            read_threaded,
+        )
 
         streamed = stream_format(self.provider)
         if streamed is None:
             response = await self._exchange(request)
             await sink.send(events_of(response))
             return response
+        prompt, secrets = request.prompt_name, self._secrets
         lease = self._clients_lease(request)
         wire = self._wire(request, streamed)
-        decoder = streamed.decoder(request.prompt_name, self._secrets)
+        reader = BodyReader(streamed.decoder(prompt, secrets), prompt, secrets)
         time_limit = self._request_timeout(request)
-        inline = lease.inline and request.deadline is None  # as `_exchange` decides
+        timed = request.deadline is not None  # a deadline must be able to cut every read
+        inline = lease.inline and not timed  # as `_exchange` decides
         try:
-            with self._map_errors(request.prompt_name):
+            with self._map_errors(prompt):
                 if not lease.sync:
                     http = await self._open_stream_async(lease.client, wire, time_limit)
                 elif inline:
@@ -138,23 +147,20 @@ class StreamingMixin:
                 else:
                     http = await run_in_thread(self._open_stream, lease.client, wire, time_limit)
         except ConfigurationError as error:  # a client that cannot serve: nothing was sent
-            raise PromptEvaluationError(
-                str(error), prompt_name=request.prompt_name, phase="request"
-            ) from error
+            raise PromptEvaluationError(str(error), prompt_name=prompt, phase="request") from error
         try:
-            with read_errors(request.prompt_name, self._secrets):
-                if not lease.sync:
-                    response = await read_async(http.aiter_bytes(), decoder, sink)
-                elif inline:
-                    response = await read_sync(http.iter_bytes(), decoder, sink)
+            with read_errors(prompt, secrets):
+                if not lease.sync and not timed and sink.pulls == "async":
+                    pieces = AsyncPieces(http.aiter_bytes(), reader, prompt, secrets)
+                    response = await sink.pull(pieces)
+                elif not lease.sync:
+                    response = await read_async(http.aiter_bytes(), reader, sink)
+                elif inline and sink.pulls == "sync":
+                    response = await sink.pull(
+                        SyncPieces(http.iter_bytes(), reader, prompt, secrets)
+                    )
                 else:
-                    response = await read_threaded(http.iter_bytes(), decoder, sink)
-        except ValueError as error:  # bad JSON, not UTF-8, not the documented shape
-            raise response_shape_error(
-                request.prompt_name,
-                f"a stream event is malformed: {type(error).__name__}: {error}"[:500],
-                secrets=self._secrets,
-            ) from error
+                    response = await read_threaded(http.iter_bytes(), reader, sink)
         finally:  # a cancelled or failed read closes the connection here, at once
             if lease.sync:
                 http.close()

@@ -1,10 +1,12 @@
 """`adapter.stream()` / `adapter.stream_async()`: the one loop, its events yielded.
 
 The evaluation is the same coroutine `evaluate()` runs (`wink.core.loop`), started as a
-task with an event channel as its sink. The channel is lock-step: after each piece of
-the body the producer waits until the caller has taken everything, so the HTTP stream is
-read no faster than the caller reads the events (no unbounded buffer, and a caller that
-stops reading stops the reading). Closing the stream (leaving the `with` block, a
+task with an event channel as its sink. While a round's body streams, the caller's own
+iteration reads it (`EventChannel.pull`): each `next()` reads a piece and yields its
+events, nothing is handed between tasks per piece, and a caller that stops reading stops
+the reading. Otherwise (the loop's own events, a round with a deadline) the channel is
+lock-step: the producer waits until the caller has taken what it sent. Either way no
+buffer grows without bound. Closing the stream (leaving the `with` block, a
 `break` inside it, an exception, a cancelled task) cancels the evaluation: its HTTP
 response is closed in its `finally`, a tool round cut short is rolled back, and nothing
 is left running.
@@ -19,13 +21,14 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable
 from types import TracebackType
-from typing import Any, Generic, Self
+from typing import Any, Generic, Literal, Self
 
 from .errors import StreamNotFinishedError, WinkError
 from .loop import PromptResponse
+from .messages import ModelResponse
 from .prompt import OutputT
 from .runtime import SteppedLoop
-from .stream_events import StreamEvent
+from .stream_events import AsyncPull, StreamEvent, SyncPull
 
 __all__ = ["AsyncPromptStream", "EventChannel", "PromptStream", "StreamStart"]
 
@@ -40,13 +43,16 @@ class EventChannel:
     an attempt to know whether the caller has seen part of a round).
     """
 
-    __slots__ = ("_items", "_resume", "_waiter", "count")
+    __slots__ = ("_items", "_pulled", "_resume", "_source", "_waiter", "count", "pulls")
 
-    def __init__(self) -> None:
+    def __init__(self, pulls: Literal["sync", "async"]) -> None:
         self._items: deque[StreamEvent] = deque()
         self._waiter: asyncio.Future[None] | None = None  # the caller waits for events
         self._resume: asyncio.Future[None] | None = None  # the producer waits for the caller
+        self._source: SyncPull | AsyncPull | None = None  # a body the caller reads
+        self._pulled: asyncio.Future[ModelResponse] | None = None
         self.count = 0
+        self.pulls: Literal["sync", "async"] | None = pulls
 
     # ---- the producer's side (`EventSink`)
 
@@ -71,7 +77,42 @@ class EventChannel:
         finally:
             self._resume = None
 
+    async def pull(self, source: SyncPull | AsyncPull) -> ModelResponse:
+        """Hand a round's body to the caller's iteration; the round's response once the
+        caller has read it all (or its failure, raised here)."""
+        pulled: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()
+        self._source, self._pulled = source, pulled
+        self.wake()
+        try:
+            return await pulled
+        finally:
+            self._source = self._pulled = None
+
     # ---- the caller's side
+
+    @property
+    def source(self) -> SyncPull | AsyncPull | None:
+        """The body the caller should read now, if any."""
+        pulled = self._pulled
+        return self._source if pulled is not None and not pulled.done() else None
+
+    def pulled(self, events: list[StreamEvent] | None, source: SyncPull | AsyncPull) -> None:
+        """Record what one `step` of `source` gave: events, or the end of the body."""
+        if events:
+            self._items.extend(events)
+            self.count += len(events)
+        elif events is None:
+            pulled = self._pulled
+            if pulled is not None and not pulled.done():
+                response = source.response
+                assert response is not None  # a finished body has its response
+                pulled.set_result(response)
+
+    def pull_failed(self, error: BaseException) -> None:
+        """The body failed: the evaluation decides (retry, or fail the stream)."""
+        pulled = self._pulled
+        if pulled is not None and not pulled.done():
+            pulled.set_exception(error)
 
     def take(self) -> StreamEvent | None:
         """The next queued event, or None."""
@@ -99,9 +140,11 @@ class EventChannel:
 class _StreamBase(Generic[OutputT]):
     """What both forms share: the channel, the task's outcome, `response`."""
 
+    _pulls: Literal["sync", "async"]
+
     def __init__(self, start: StreamStart[OutputT]) -> None:
         self._start = start
-        self._channel = EventChannel()
+        self._channel = EventChannel(self._pulls)
         self._task: asyncio.Task[PromptResponse[OutputT]] | None = None
         self._response: PromptResponse[OutputT] | None = None
         self._error: WinkError | None = None
@@ -141,6 +184,8 @@ class AsyncPromptStream(_StreamBase[OutputT]):
     """`async with adapter.stream_async(prompt, session=...) as stream:` then
     `async for event in stream`; `stream.response` after the loop. Single use."""
 
+    _pulls: Literal["sync", "async"] = "async"
+
     async def __aenter__(self) -> Self:
         self._open()
         return self
@@ -163,14 +208,29 @@ class AsyncPromptStream(_StreamBase[OutputT]):
             event = channel.take()
             if event is not None:
                 return event
-            if task.done():
-                self._outcome(task)
-                raise StopAsyncIteration
             try:
+                source = channel.source
+                if source is not None:
+                    await self._read(channel, source)
+                    continue
+                if task.done():
+                    self._outcome(task)
+                    raise StopAsyncIteration
                 await channel.waiter(asyncio.get_running_loop())
             except asyncio.CancelledError:
                 task.cancel()  # the caller's task is cancelled: stop reading at once
                 raise
+
+    @staticmethod
+    async def _read(channel: EventChannel, source: SyncPull | AsyncPull) -> None:
+        try:
+            events = source.step()
+            if not isinstance(events, list | None):
+                events = await events
+        except Exception as error:
+            channel.pull_failed(error)
+            return
+        channel.pulled(events, source)
 
     async def aclose(self) -> None:
         """Stop the evaluation if it still runs (closing its HTTP stream) and wait for
@@ -205,6 +265,8 @@ class PromptStream(_StreamBase[OutputT]):
     """`with adapter.stream(prompt, session=...) as stream:` then `for event in stream`;
     `stream.response` after the loop. Single use."""
 
+    _pulls: Literal["sync", "async"] = "sync"
+
     def __init__(self, start: StreamStart[OutputT]) -> None:
         super().__init__(start)
         self._stepper: SteppedLoop | None = None
@@ -231,6 +293,17 @@ class PromptStream(_StreamBase[OutputT]):
             event = channel.take()
             if event is not None:
                 return event
+            source = channel.source
+            if source is not None:
+                try:
+                    events = source.step()
+                except Exception as error:
+                    channel.pull_failed(error)
+                    continue
+                if isinstance(events, list | None):
+                    channel.pulled(events, source)
+                    continue
+                events.close()  # pragma: no cover - an async body is never given to a sync stream
             if task.done():
                 try:
                     self._outcome(task)

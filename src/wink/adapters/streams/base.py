@@ -8,26 +8,17 @@ streamed round and an evaluated one cannot drift apart.
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from typing import Any, Protocol, cast
 
 from ...core.errors import PromptEvaluationError, ThrottleDetails, ThrottleError
 from ...core.messages import ModelResponse, ToolCall
 from ...core.provider_errors import (
     MalformedResponse,
-    SdkErrors,
-    StatusFacts,
     error_from_status,
-    map_sdk_errors,
-    response_shape_error,
 )
-from ...core.runtime import run_in_thread
-from ...core.sse import SSEDecoder
 from ...core.stream_events import (
-    EventSink,
     StreamEvent,
     TextDelta,
     ToolCallReady,
@@ -41,9 +32,6 @@ __all__ = [
     "ToolCalls",
     "decode_json",
     "events_of",
-    "read_async",
-    "read_sync",
-    "read_threaded",
     "stream_failure",
     "truncated",
 ]
@@ -207,103 +195,6 @@ def parsed_arguments(text: str) -> Mapping[str, Any] | str:
     except ValueError:
         return text
     return cast(dict[str, Any], value) if isinstance(value, dict) else text
-
-
-# --- reading one round
-
-
-async def read_async(
-    pieces: AsyncIterator[bytes], decoder: StreamDecoder, sink: EventSink
-) -> ModelResponse:
-    """Read an async body through `decoder` into `sink`."""
-    sse = SSEDecoder()
-    async for piece in pieces:
-        await _feed(sse.feed(piece), decoder, sink)
-    return await _end(sse, decoder, sink)
-
-
-async def read_sync(
-    pieces: Iterator[bytes], decoder: StreamDecoder, sink: EventSink
-) -> ModelResponse:
-    """Read a sync body inline (the `evaluate()`-like task may block: `in_sync_call`)."""
-    sse = SSEDecoder()
-    for piece in pieces:
-        await _feed(sse.feed(piece), decoder, sink)
-    return await _end(sse, decoder, sink)
-
-
-async def read_threaded(
-    pieces: Iterator[bytes], decoder: StreamDecoder, sink: EventSink
-) -> ModelResponse:
-    """Read a sync body a piece at a time on a worker thread (never blocking a loop)."""
-    sse = SSEDecoder()
-    while True:
-        piece: bytes | None = await run_in_thread(next, pieces, None)
-        if piece is None:
-            break
-        await _feed(sse.feed(piece), decoder, sink)
-    return await _end(sse, decoder, sink)
-
-
-async def _feed(found: list[tuple[str, str]], decoder: StreamDecoder, sink: EventSink) -> None:
-    """Decode one piece's events into `sink`. What the provider sent before an error
-    event (or a malformed one) is still delivered, then the failure is raised."""
-    out: list[StreamEvent] = []
-    try:
-        for name, data in found:
-            decoder.feed(name, data, out)
-    finally:
-        if out:
-            await sink.send(out)
-
-
-async def _end(sse: SSEDecoder, decoder: StreamDecoder, sink: EventSink) -> ModelResponse:
-    await _feed(sse.close(), decoder, sink)
-    try:
-        response = decoder.finish()
-    except ThrottleError:
-        if sse.foreign is not None:  # not cut short: not an event stream at all
-            raise MalformedResponse(f"the body is not an event stream: {sse.foreign!r}") from None
-        raise
-    if decoder.usage_reported:
-        await sink.send([UsageReported(response.usage)])
-    return response
-
-
-# --- transport failures while the body is read
-
-
-def _no_status(error: BaseException) -> StatusFacts:  # pragma: no cover - no status class
-    raise TypeError("no status exception while reading a body")
-
-
-@functools.cache
-def _read_errors() -> SdkErrors:
-    import httpx2
-
-    return SdkErrors(
-        sdk="httpx2",
-        status=(),
-        facts=_no_status,
-        timeout=(httpx2.TimeoutException,),
-        connection=(httpx2.TransportError, httpx2.StreamError),
-        unreadable=(httpx2.DecodingError,),
-        other=(),
-    )
-
-
-def read_errors(prompt_name: str, secrets: Iterable[str]) -> AbstractContextManager[None]:
-    """httpx2's exceptions while a body is read -> the contract: a timeout or a reset is
-    what `evaluate` makes of the same failure (retry-safe, kind `timeout`)."""
-    return map_sdk_errors(_read_errors(), prompt_name, secrets)
-
-
-def shape_error(
-    prompt_name: str, error: ValueError, secrets: tuple[str, ...]
-) -> PromptEvaluationError:
-    """A chunk that is not the documented shape (bad JSON, not UTF-8, a wrong field)."""
-    problem = f"a stream event is malformed: {type(error).__name__}: {error}"
-    return response_shape_error(prompt_name, problem[:500], secrets=secrets)
 
 
 # --- a round that was not streamed, told as a stream
