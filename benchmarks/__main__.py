@@ -14,6 +14,7 @@ from ._common import Row, machine
 from .imports import import_time
 from .load import concurrency, throttling
 from .loops import loop_overhead, tool_heavy
+from .streaming import streaming
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -37,6 +38,12 @@ def scenarios(quick: bool, repeat: int | None) -> dict[str, Callable[[], list[Ro
             repeat=reps(3, 1),
         ),
         "tool-heavy": lambda: tool_heavy(reps(5, 1)),
+        "streaming": lambda: streaming(
+            repeat=reps(7, 1),
+            batch=5 if quick else 40,
+            long_batch=1 if quick else 5,
+            big_events=2_000 if quick else 20_000,
+        ),
     }
 
 

@@ -19,6 +19,7 @@ The model, in full (docs/runtime.md explains it for users):
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import contextvars
@@ -130,11 +131,15 @@ class SteppedLoop:
     The caller's thread runs the loop only while it waits for something (`run_until`),
     so nothing runs behind its back between two steps. The task it starts is an
     `evaluate()`-like task (`in_sync_call()` is true in it), and `close()` cancels what
-    is left, closes the clients made on the loop and the loop itself. Called from a
-    thread with a running loop (Jupyter), the steps run on one worker thread of its own.
+    is left and closes the clients made on the loop. Called from a thread with a running
+    loop (Jupyter), the steps run on one worker thread of its own.
+
+    Making an event loop costs about as much as the first token of a local stream, so a
+    few finished loops are kept idle (nothing on them: no task, no client) for the next
+    stream, and closed at exit.
     """
 
-    __slots__ = ("_loop", "_worker")
+    __slots__ = ("_closed", "_loop", "_worker")
 
     def __init__(self) -> None:
         try:
@@ -145,7 +150,8 @@ class SteppedLoop:
             self._worker = concurrent.futures.ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix="wink-stream"
             )
-        self._loop = asyncio.new_event_loop()
+        self._loop = _take_loop()
+        self._closed = False
         _private_loops[self._loop] = []
 
     @property
@@ -171,10 +177,12 @@ class SteppedLoop:
             self._loop.run_until_complete(future)
 
     def close(self) -> None:
-        """Cancel the tasks left, close the clients made on the loop, close it."""
-        loop = self._loop
-        if loop.is_closed():
+        """Cancel the tasks left and close the clients made on the loop (idempotent)."""
+        if self._closed:
             return
+        self._closed = True
+        loop = self._loop
+        reusable = False
         try:
             pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
             for task in pending:
@@ -184,10 +192,42 @@ class SteppedLoop:
             for closer in _private_loops.pop(loop, []):
                 self.run_until(loop.create_task(_quietly(closer)))
             self.run_until(loop.create_task(loop.shutdown_asyncgens()))
+            reusable = not any(not task.done() for task in asyncio.all_tasks(loop))
         finally:
-            loop.close()
+            if reusable:
+                _give_back(loop)
+            else:  # something would not stop: this loop is not handed to anyone else
+                loop.close()
             if self._worker is not None:
                 self._worker.shutdown(wait=True)
+
+
+_IDLE_LIMIT = 4
+_idle_loops: list[asyncio.AbstractEventLoop] = []
+_idle_lock = threading.Lock()
+
+
+def _take_loop() -> asyncio.AbstractEventLoop:
+    with _idle_lock:
+        if _idle_loops:
+            return _idle_loops.pop()
+    return asyncio.new_event_loop()
+
+
+def _give_back(loop: asyncio.AbstractEventLoop) -> None:
+    with _idle_lock:
+        if len(_idle_loops) < _IDLE_LIMIT:
+            _idle_loops.append(loop)
+            return
+    loop.close()
+
+
+@atexit.register
+def _close_idle_loops() -> None:
+    with _idle_lock:
+        loops, _idle_loops[:] = list(_idle_loops), []
+    for loop in loops:
+        loop.close()
 
 
 async def _quietly(closer: Callable[[], Awaitable[None]]) -> None:
