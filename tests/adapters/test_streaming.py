@@ -8,6 +8,7 @@ the same events; on top, its events must tell the answer as it came.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,7 @@ from wink import (
     create_adapter,
 )
 from wink.adapters.base import ProviderAdapter
-from wink.testing import EmulatedToolCall, ProviderEmulator, Turn
+from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 
 PROVIDERS = ["openai", "openai-responses", "anthropic", "google"]
 MODELS = {
@@ -295,3 +296,126 @@ async def test_sync_stream_inside_a_running_loop(emulator: ProviderEmulator) -> 
     events = collect(stream)
     assert stream.response.text == "from inside a loop"
     assert any(isinstance(event, TextDelta) for event in events)
+
+
+# --- parallel calls whose fragments interleave
+
+
+def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return "data: " + json.dumps({"object": "chat.completion.chunk", "choices": [choice]}) + "\n\n"
+
+
+def _call_delta(index: int, **fields: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"index": index, **fields}]}
+
+
+INTERLEAVED = {
+    "openai": "".join(
+        [
+            _chat_chunk({"role": "assistant", "content": None}),
+            _chat_chunk(_call_delta(0, id="call_a", function={"name": "weather", "arguments": ""})),
+            _chat_chunk(_call_delta(1, id="call_b", function={"name": "weather", "arguments": ""})),
+            _chat_chunk(_call_delta(1, function={"arguments": '{"ci'})),
+            _chat_chunk(_call_delta(0, function={"arguments": '{"city": '})),
+            _chat_chunk(_call_delta(1, function={"arguments": 'ty": "Lyon"}'})),
+            _chat_chunk(_call_delta(0, function={"arguments": '"Paris"}'})),
+            _chat_chunk({}, "tool_calls"),
+            "data: [DONE]\n\n",
+        ]
+    ),
+    "openai-responses": "".join(
+        "event: " + kind + "\ndata: " + json.dumps({"type": kind, **fields}) + "\n\n"
+        for kind, fields in [
+            ("response.created", {"response": {"id": "resp_1", "output": []}}),
+            (
+                "response.output_item.added",
+                {
+                    "output_index": 0,
+                    "item": {
+                        "type": "function_call",
+                        "id": "fc_a",
+                        "call_id": "call_a",
+                        "name": "weather",
+                        "arguments": "",
+                    },
+                },
+            ),
+            (
+                "response.output_item.added",
+                {
+                    "output_index": 1,
+                    "item": {
+                        "type": "function_call",
+                        "id": "fc_b",
+                        "call_id": "call_b",
+                        "name": "weather",
+                        "arguments": "",
+                    },
+                },
+            ),
+            (
+                "response.function_call_arguments.delta",
+                {"output_index": 1, "item_id": "fc_b", "delta": '{"city": '},
+            ),
+            (
+                "response.function_call_arguments.delta",
+                {"output_index": 0, "item_id": "fc_a", "delta": '{"city": '},
+            ),
+            (
+                "response.function_call_arguments.delta",
+                {"output_index": 0, "item_id": "fc_a", "delta": '"Paris"}'},
+            ),
+            (
+                "response.function_call_arguments.delta",
+                {"output_index": 1, "item_id": "fc_b", "delta": '"Lyon"}'},
+            ),
+            (
+                "response.completed",
+                {
+                    "response": {
+                        "id": "resp_1",
+                        "status": "completed",
+                        "output": [
+                            {
+                                "type": "function_call",
+                                "id": "fc_a",
+                                "call_id": "call_a",
+                                "name": "weather",
+                                "arguments": '{"city": "Paris"}',
+                            },
+                            {
+                                "type": "function_call",
+                                "id": "fc_b",
+                                "call_id": "call_b",
+                                "name": "weather",
+                                "arguments": '{"city": "Lyon"}',
+                            },
+                        ],
+                        "usage": {"input_tokens": 5, "output_tokens": 7},
+                    }
+                },
+            ),
+        ]
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", sorted(INTERLEAVED))
+def test_interleaved_fragments_of_parallel_calls_assemble_per_call(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    body = INTERLEAVED[provider].encode()
+    emulator.inject(Fault.http(200, body, {"content-type": "text/event-stream"}, chunks=[17, 5]))
+    emulator.enqueue(Turn.text("done"))
+    session = Session()
+    events = collect(make_adapter(provider, emulator).stream(make_prompt(), session=session))
+    ready = [event for event in events if isinstance(event, ToolCallReady)]
+    assert [(event.id, event.arguments) for event in ready] == [
+        ("call_a", {"city": "Paris"}),
+        ("call_b", {"city": "Lyon"}),
+    ]
+    assert [(e.call_id, e.params) for e in session[ToolInvoked]] == [
+        ("call_a", CityParams("Paris")),
+        ("call_b", CityParams("Lyon")),
+    ]

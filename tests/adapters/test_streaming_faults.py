@@ -429,3 +429,14 @@ async def test_an_async_stream_with_a_deadline(provider: str, emulator: Provider
             events = [event async for event in stream]
     await adapter.aclose()
     assert await asyncio.to_thread(wait_until, lambda: emulator.open_connections == 0)
+
+
+def test_a_stream_dropped_without_with_is_closed_when_collected(
+    emulator: ProviderEmulator,
+) -> None:
+    slow_emulator(emulator)
+    adapter = make_adapter("anthropic", emulator)
+    for event in adapter.stream(make_prompt(), session=Session()):
+        if isinstance(event, TextDelta):
+            break  # no `with`: the stream object is dropped here
+    assert wait_until(lambda: emulator.open_connections == 0)

@@ -18,6 +18,7 @@ Sync streams run the evaluation on a private loop stepped by the caller's thread
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable
 from types import TracebackType
@@ -255,6 +256,12 @@ class AsyncPromptStream(_StreamBase[OutputT]):
             self._task = task
         return self._task
 
+    def __del__(self) -> None:
+        """A stream dropped unfinished (no `async with`): at least stop its evaluation."""
+        task = getattr(self, "_task", None)
+        if task is not None and not task.done():
+            task.cancel()
+
     def _settle(self, task: asyncio.Task[PromptResponse[OutputT]]) -> None:
         """Read a finished task's outcome without raising it (closing is not failing)."""
         if not task.cancelled() and task.exception() is None and self._response is None:
@@ -324,6 +331,12 @@ class PromptStream(_StreamBase[OutputT]):
         done = task is not None and task.done() and not task.cancelled()
         if task is not None and done and task.exception() is None and self._response is None:
             self._response = task.result()
+
+    def __del__(self) -> None:
+        """A stream dropped unfinished (a `break` without `with`) is closed here."""
+        if getattr(self, "_stepper", None) is not None:
+            with contextlib.suppress(Exception):  # never raise from a finalizer
+                self.close()
 
     def _open(self) -> asyncio.Task[PromptResponse[OutputT]]:
         if self._closed:
