@@ -419,3 +419,30 @@ def test_interleaved_fragments_of_parallel_calls_assemble_per_call(
         ("call_a", CityParams("Paris")),
         ("call_b", CityParams("Lyon")),
     ]
+
+
+async def test_a_callers_sync_client_streams_under_stream_async(
+    emulator: ProviderEmulator,
+) -> None:
+    """A sync client the caller gave is read on a worker thread, a piece at a time: the
+    caller's loop is never blocked by it."""
+    import openai
+
+    emulator.enqueue(Turn.text("read on a worker thread"))
+    client = openai.OpenAI(api_key="k", base_url=emulator.base_url("openai"), max_retries=0)
+    adapter = make_adapter("openai", emulator, client=client)
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    ticker = asyncio.create_task(tick())
+    async with adapter.stream_async(make_prompt(), session=Session()) as stream:
+        texts = [event.text async for event in stream if isinstance(event, TextDelta)]
+    ticker.cancel()
+    assert "".join(texts) == stream.response.text == "read on a worker thread"
+    assert ticks > len(texts)  # the loop ran between the pieces
+    client.close()

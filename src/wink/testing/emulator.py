@@ -34,7 +34,14 @@ from .records import (
     redact_headers,
 )
 from .server import RawRequest, Reply, ServerThread
-from .streams import STREAM_FAULTS, breaks_stream, cut, plan_stream, without_stream
+from .streams import (
+    STREAM_FAULTS,
+    breaks_stream,
+    cut,
+    plan_stream,
+    stream_settings,
+    without_stream,
+)
 from .turns import Turn
 from .wire import WIRES, Rendered, WireContext, WireFormat
 
@@ -117,9 +124,7 @@ class ProviderEmulator:
     ) -> None:
         if latency < 0:
             raise ValueError("latency cannot be negative")
-        self._chunk_size, self._chunk_delay = _stream_settings(
-            stream_chunk_size, stream_chunk_delay
-        )
+        self._chunk_size, self._chunk_delay = stream_settings(stream_chunk_size, stream_chunk_delay)
         self._lock = threading.Lock()
         self._host, self._requested_port = host, port
         self._server: ServerThread | None = None
@@ -242,7 +247,7 @@ class ProviderEmulator:
         """Change how streams are cut: characters of text (or tool arguments) per event,
         and the pause between events."""
         with self._lock:
-            self._chunk_size, self._chunk_delay = _stream_settings(
+            self._chunk_size, self._chunk_delay = stream_settings(
                 self._chunk_size if chunk_size is None else chunk_size,
                 self._chunk_delay if chunk_delay is None else chunk_delay,
             )
@@ -372,23 +377,12 @@ class ProviderEmulator:
         under: Turn | None,
         chunking: tuple[int, float],
     ) -> Reply:
-        size, pause = chunking
-        if isinstance(pick, Turn):
-            plan = plan_stream(wire.provider, pick, ctx, size)
-        elif breaks_stream(pick):
-            plan = plan_stream(wire.provider, under or _PLACEHOLDER, ctx, size, pick)
-        elif pick.kind == "http" and pick.chunks is not None:
-            rendered = _raw_fault(pick)
-            return Reply(
-                rendered.status,
-                self._with_rate(wire, rendered, ctx),
-                b"",
-                delay,
-                pieces=cut(rendered.body, pick.chunks),
-                piece_delay=pick.chunk_delay,
-            )
-        else:  # an error answer (plain JSON, before any event), a hang
-            return self._render(wire, pick, ctx, delay)
+        if isinstance(pick, Fault) and not breaks_stream(pick):
+            return self._render(wire, pick, ctx, delay)  # an error answer, a hang, a raw body
+        if isinstance(pick, Fault):  # breaks the stream of the turn it does not use up
+            plan = plan_stream(wire.provider, under or _PLACEHOLDER, ctx, chunking[0], pick)
+        else:
+            plan = plan_stream(wire.provider, pick, ctx, chunking[0])
         headers = plan.headers
         if ctx.rate is not None:
             headers.update(wire.rate_headers(ctx.rate, ctx.now))
@@ -398,7 +392,7 @@ class ProviderEmulator:
             b"",
             delay,
             pieces=tuple(plan.events),
-            piece_delay=pause,
+            piece_delay=chunking[1],
             reset_after=plan.reset_after,
         )
 
@@ -547,11 +541,3 @@ def _call_script(
     if isinstance(item, Fault) and item.kind == "latency":
         return None, item.seconds
     return item, 0.0
-
-
-def _stream_settings(chunk_size: int, chunk_delay: float) -> tuple[int, float]:
-    if chunk_size < 1:
-        raise ValueError(f"stream_chunk_size must be at least 1 character, got {chunk_size}")
-    if chunk_delay < 0:
-        raise ValueError(f"stream_chunk_delay cannot be negative, got {chunk_delay}")
-    return chunk_size, chunk_delay

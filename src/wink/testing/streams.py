@@ -25,6 +25,7 @@ __all__ = [
     "cut",
     "plan_stream",
     "split",
+    "stream_settings",
     "without_stream",
 ]
 
@@ -50,6 +51,15 @@ class StreamPlan:
         self.headers = headers
         self.events = events
         self.reset_after = reset_after
+
+
+def stream_settings(chunk_size: int, chunk_delay: float) -> tuple[int, float]:
+    """The emulator's stream pace, checked: characters per event, seconds between."""
+    if chunk_size < 1:
+        raise ValueError(f"stream_chunk_size must be at least 1 character, got {chunk_size}")
+    if chunk_delay < 0:
+        raise ValueError(f"stream_chunk_delay cannot be negative, got {chunk_delay}")
+    return chunk_size, chunk_delay
 
 
 def split(text: str, size: int) -> list[str]:

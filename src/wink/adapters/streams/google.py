@@ -16,8 +16,12 @@ from ...core.errors import PromptEvaluationError
 from ...core.messages import ModelResponse
 from ...core.provider_errors import MalformedResponse
 from ...core.stream_events import StreamEvent, TextDelta, ThinkingDelta
-from ...core.throttle import google_quota_is_daily, google_retry_delay
-from ..google import _parse_arguments, _parse_response
+from ..google import (  # the Gemini error-body readers, wherever google.py takes them from
+    _parse_arguments,
+    _parse_response,
+    google_quota_is_daily,
+    google_retry_delay,
+)
 from .base import ToolCalls, decode_json, stream_failure, truncated
 
 __all__ = ["GeminiStream", "GeminiStreamDecoder"]
