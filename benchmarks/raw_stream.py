@@ -192,30 +192,31 @@ async def wink_async(adapter: Any) -> Result:
 
 
 def pydantic_ai_agent(provider: str, base_url: str) -> Any | None:
-    """A pydantic-ai Agent on `provider`'s wire at `base_url`, or None if not installed."""
+    """A pydantic-ai Agent on `provider`'s wire at `base_url`; None when pydantic-ai (or
+    its support for that provider) is not installed."""
     try:
         from pydantic_ai import Agent
-        from pydantic_ai.models.anthropic import AnthropicModel
-        from pydantic_ai.models.google import GoogleModel
-        from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
-        from pydantic_ai.providers.anthropic import AnthropicProvider
-        from pydantic_ai.providers.google import GoogleProvider
-        from pydantic_ai.providers.openai import OpenAIProvider
+
+        if provider.startswith("openai"):
+            from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+            from pydantic_ai.providers.openai import OpenAIProvider
+
+            kind: Any = OpenAIChatModel if provider == "openai" else OpenAIResponsesModel
+            model = kind("gpt-4.1", provider=OpenAIProvider(base_url=base_url, api_key=KEY))
+        elif provider == "anthropic":
+            from pydantic_ai.models.anthropic import AnthropicModel
+            from pydantic_ai.providers.anthropic import AnthropicProvider
+
+            model = AnthropicModel(
+                CLAUDE, provider=AnthropicProvider(base_url=base_url, api_key=KEY)
+            )
+        else:  # its google extra needs google-genai < 3: installed by hand, if at all
+            from pydantic_ai.models.google import GoogleModel
+            from pydantic_ai.providers.google import GoogleProvider
+
+            model = GoogleModel(GEMINI, provider=GoogleProvider(base_url=base_url, api_key=KEY))
     except ImportError:
         return None
-    key = KEY
-    if provider == "openai":
-        model: Any = OpenAIChatModel(
-            "gpt-4.1", provider=OpenAIProvider(base_url=base_url, api_key=key)
-        )
-    elif provider == "openai-responses":
-        model = OpenAIResponsesModel(
-            "gpt-4.1", provider=OpenAIProvider(base_url=base_url, api_key=key)
-        )
-    elif provider == "anthropic":
-        model = AnthropicModel(CLAUDE, provider=AnthropicProvider(base_url=base_url, api_key=key))
-    else:
-        model = GoogleModel(GEMINI, provider=GoogleProvider(base_url=base_url, api_key=key))
     return Agent(model)
 
 
