@@ -54,5 +54,5 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    session.install("-e", ".[all,dev]")
+    session.install("-e", ".[all,dev,bench]")
     session.run("python", "-m", "benchmarks", *session.posargs)

@@ -16,6 +16,7 @@ from .imports import import_time
 from .load import concurrency, throttling
 from .loops import loop_overhead, tool_heavy
 from .otel import otel_overhead
+from .streaming import streaming
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -49,6 +50,12 @@ def scenarios(quick: bool, repeat: int | None) -> dict[str, Callable[[], list[Ro
             processes=4,
             loops=50 if quick else 300,
             repeat=reps(3, 1),
+        ),
+        "streaming": lambda: streaming(
+            repeat=reps(7, 1),
+            batch=5 if quick else 40,
+            long_batch=1 if quick else 5,
+            big_events=2_000 if quick else 20_000,
         ),
     }
 

@@ -2,8 +2,10 @@
 
 Shapes: `loop` (a tool call, then a final answer once the request carries a tool result),
 `heavy` (rounds of 4 parallel tool calls until 200 results, then a final answer), `text`
-(a final answer at once). `GET /__stats` answers the emulator's counters as JSON and
-`POST /__reset` clears them (the rate limiter's bucket refills on its own).
+(a final answer at once), `stream` (a final answer of `--chunks` pieces of
+`--chunk-size` characters; streamed one piece per event when the request streams).
+`GET /__stats` answers the emulator's counters as JSON and `POST /__reset` clears them
+(the rate limiter's bucket refills on its own).
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ from wink.testing.server import RawRequest, Reply, serve_forever
 HEAVY_ROUNDS, HEAVY_WIDTH = 50, 4
 
 
-def script_for(shape: str) -> Callable[[EmulatedRequest], Turn]:
+def streamed_text(chunks: int, chunk_size: int) -> str:
+    """`chunks` pieces of `chunk_size` characters, each different (no run compresses)."""
+    piece = "abcdefghijklmnopqrstuvwxyz0123456789 " * (chunk_size // 37 + 1)
+    return "".join(piece[index % 37 : index % 37 + chunk_size] for index in range(chunks))
+
+
+def script_for(
+    shape: str, chunks: int = 2000, chunk_size: int = 8
+) -> Callable[[EmulatedRequest], Turn]:
     def loop(request: EmulatedRequest) -> Turn:
         if request.tool_results:
             return Turn.text("The value is aa.", input_tokens=40, output_tokens=6)
@@ -39,12 +49,19 @@ def script_for(shape: str) -> Callable[[EmulatedRequest], Turn]:
     def text(request: EmulatedRequest) -> Turn:
         return Turn.text("Hello.", input_tokens=8, output_tokens=2)
 
-    return {"loop": loop, "heavy": heavy, "text": text}[shape]
+    answer = Turn.text(streamed_text(chunks, chunk_size), input_tokens=8, output_tokens=chunks)
+
+    def stream(request: EmulatedRequest) -> Turn:
+        return answer
+
+    return {"loop": loop, "heavy": heavy, "text": text, "stream": stream}[shape]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--shape", choices=["loop", "heavy", "text"], default="loop")
+    parser.add_argument("--shape", choices=["loop", "heavy", "text", "stream"], default="loop")
+    parser.add_argument("--chunks", type=int, default=2000, help="stream shape: events")
+    parser.add_argument("--chunk-size", type=int, default=8, help="stream shape: characters")
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--rate", type=float, default=0.0, help="requests/s; 0 = no limit")
     parser.add_argument("--burst", type=int, default=1)
@@ -54,7 +71,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     emulator = ProviderEmulator(
-        script_for(args.shape),
+        script_for(args.shape, args.chunks, args.chunk_size),
+        stream_chunk_size=args.chunk_size,
         latency=args.latency,
         rate_limit=(
             RateLimit(args.rate, args.burst, headers=not args.no_rate_headers)

@@ -7,9 +7,9 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from benchmarks import raw
+from benchmarks import raw, raw_stream
 from benchmarks.__main__ import table
-from benchmarks._common import Emulator, Row, emulator, interleave, row
+from benchmarks._common import Emulator, Row, emulator, interleave, row, run_json
 
 from wink import Session, create_adapter
 
@@ -73,3 +73,44 @@ def test_the_report_table_marks_targets() -> None:
     text = table(rows)
     assert text.count("\n") == 3
     assert "| 0.550x | raw | <= 1.1x | **met** |" in text
+
+
+@pytest.fixture(scope="module")
+def stream_server() -> Iterator[Emulator]:
+    with emulator("--shape", "stream", "--chunks", "30", "--chunk-size", "5") as server:
+        yield server
+
+
+@pytest.mark.parametrize("provider", sorted(raw_stream.RAW_SYNC))
+def test_raw_and_wink_streams_reach_the_same_text(provider: str, stream_server: Emulator) -> None:
+    base_url = stream_server.base_url(provider)
+    client = raw_stream.sdk_client(provider, base_url, sync=True)
+    first, text = raw_stream.RAW_SYNC[provider](client)
+    assert len(text) == 150
+    assert first > 0
+    adapter = raw_stream.wink_adapter(provider, base_url)
+    assert raw_stream.wink_sync(adapter)[1] == text
+
+    async def run_async() -> str:
+        async_client = raw_stream.sdk_client(provider, base_url, sync=False)
+        try:
+            assert (await raw_stream.RAW_ASYNC[provider](async_client))[1] == text
+            return (await raw_stream.wink_async(adapter))[1]
+        finally:
+            await adapter.aclose()
+            if provider == "google":
+                await async_client.aio.aclose()
+            else:
+                await async_client.close()
+
+    assert asyncio.run(run_async()) == text
+    adapter.close()
+    client.close()
+
+
+def test_the_memory_child_reports_its_peak(stream_server: Emulator) -> None:
+    found = run_json(
+        ["-m", "benchmarks._stream_child", "anthropic", "wink", stream_server.base_url("anthropic")]
+    )
+    assert found["chars"] == 150
+    assert found["peak_mib"] >= found["baseline_mib"] > 0

@@ -29,6 +29,7 @@ examples:
   wink demo                          the demo against the emulator (Anthropic wire format)
   wink demo --provider google        the same agent on the Gemini wire format
   wink demo --live --provider openai against the real OpenAI API (needs OPENAI_API_KEY)
+  wink demo --stream                 the answer streamed, one stream broken and recovered
   wink emulator --port 8099          serve the emulator until Ctrl-C"""
 
 _DEMO = """\
@@ -90,6 +91,12 @@ def _parser() -> argparse.ArgumentParser:
         "ANTHROPIC_API_KEY or GEMINI_API_KEY (default: off, the emulator)",
     )
     demo.add_argument(
+        "--stream",
+        action="store_true",
+        help="stream the answer: tokens as they arrive, and (on the emulator) a stream "
+        "that breaks mid-answer and is sent again (default: off, evaluate)",
+    )
+    demo.add_argument(
         "--model",
         default=None,
         help="model name (default: one per provider: gpt-4.1-mini, claude-sonnet-4-6, "
@@ -120,7 +127,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve(arguments.host, arguments.port)
     from .demo import run_demo
 
-    return run_demo(provider=arguments.provider, live=arguments.live, model=arguments.model)
+    return run_demo(
+        provider=arguments.provider,
+        live=arguments.live,
+        model=arguments.model,
+        stream=arguments.stream,
+    )
 
 
 def _serve(host: str, port: int) -> int:

@@ -353,17 +353,21 @@ def run_demo(
     model: str | None = None,
     script: Sequence[Turn | Fault] | None = None,
     screen: Screen | None = None,
+    stream: bool = False,
 ) -> int:
     """Run the demo agent; returns the process exit code.
 
     `script` replaces the emulator's scripted model (tests use it to show a failure).
+    `stream` streams it instead (`wink.demo_stream`): tokens as they arrive, and a
+    stream that breaks mid-answer and recovers.
     """
     screen = screen if screen is not None else open_screen()
     model = model or _MODELS[provider]
     session = Session()
     session.subscribe(lambda event: _show_event(screen, event))
     policy = RetryPolicy(max_attempts=4, initial_delay=0.2, max_delay=5.0)
-    screen.panel(f"wink demo · {provider}:{model} · {'LIVE' if live else 'emulator'}")
+    mode = " · streamed" if stream else ""
+    screen.panel(f"wink demo · {provider}:{model} · {'LIVE' if live else 'emulator'}{mode}")
     if live and not os.environ.get(_KEYS[provider]):
         screen.line((f"--live needs {_KEYS[provider]} in the environment", "red"))
         return 2
@@ -372,8 +376,9 @@ def run_demo(
         if adapter is None:
             return 1
         with adapter:
-            return _evaluate(screen, adapter, session, None, provider)
-    with ProviderEmulator(script=list(script or _script())) as emulator:
+            return _run(screen, adapter, session, None, provider, stream)
+    default = _stream_script() if stream else _script()
+    with ProviderEmulator(script=list(script or default)) as emulator:
         adapter = _adapter(
             screen,
             provider,
@@ -385,7 +390,28 @@ def run_demo(
         if adapter is None:
             return 1
         with adapter:
-            return _evaluate(screen, adapter, session, emulator, provider)
+            return _run(screen, adapter, session, emulator, provider, stream)
+
+
+def _stream_script() -> list[Turn | Fault]:
+    from .demo_stream import STREAM_SCRIPT
+
+    return STREAM_SCRIPT
+
+
+def _run(
+    screen: Screen,
+    adapter: ProviderAdapter,
+    session: Session,
+    emulator: ProviderEmulator | None,
+    provider: str,
+    stream: bool,
+) -> int:
+    if not stream:
+        return _evaluate(screen, adapter, session, emulator, provider)
+    from .demo_stream import run_stream
+
+    return run_stream(screen, adapter, session, emulator)
 
 
 def _adapter(screen: Screen, provider: str, model: str, **options: Any) -> ProviderAdapter | None:

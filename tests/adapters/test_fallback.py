@@ -530,3 +530,41 @@ def test_own_turns_pass_unchanged_and_foreign_ids_are_made_portable() -> None:
     assert converted.tool_calls[1] == ToolCall("ok", "w", "{}")
     assert [m.call_id for m in out[4:] if isinstance(m, ToolResultMessage)] == [new_id, "ok"]
     assert portable_messages(messages, 1, "anthropic") == out  # stable round after round
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_stream_falls_over_mid_run_like_evaluate(mode: str, emulator: ProviderEmulator) -> None:
+    import asyncio
+
+    from wink import AdapterSwitched, RoundFinished, TextDelta, ToolInvoked
+
+    script = TwoProviders("openai")
+    emulator.set_script(script)
+    weather = Weather()
+    adapter = FallbackAdapter(
+        [make_adapter("openai", emulator), make_adapter("anthropic", emulator)]
+    )
+    session = Session()
+    if mode == "sync":
+        with adapter.stream(make_prompt(weather), session=session) as stream:
+            events = list(stream)
+        response = stream.response
+    else:
+
+        async def run() -> tuple[list[Any], Any]:
+            async with adapter.stream_async(make_prompt(weather), session=session) as stream:
+                seen = [event async for event in stream]
+            return seen, stream.response
+
+        events, response = asyncio.run(run())
+    assert response.text == "Sunny in Paris."
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Sunny in Paris."
+    assert weather.runs == ["Paris", "Lyon", "Paris"]  # no tool ran twice
+    assert [e.name for e in events if isinstance(e, ToolInvoked)] == ["weather"] * 3
+    assert len([e for e in events if isinstance(e, RoundFinished)]) == response.rounds
+    (switch,) = session[AdapterSwitched]
+    assert (switch.from_adapter, switch.to_adapter) == (
+        "openai:gpt-4.1",
+        "anthropic:claude-sonnet-4-6",
+    )
+    adapter.close()

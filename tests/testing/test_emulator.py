@@ -145,8 +145,7 @@ def test_unknown_google_method_is_not_found(emu: ProviderEmulator) -> None:
     [
         (CHAT, {"model": "m"}, "Missing required parameter: 'messages'."),
         ("/v1/messages", {"model": "m", "messages": []}, "max_tokens: Field required"),
-        ("/v1/responses", {**CHAT_BODY, "stream": True}, "streaming responses are not emulated"),
-        ("/v1beta/models/g:streamGenerateContent", {"contents": []}, "not emulated"),
+        ("/v1beta/models/g:streamGenerateContent", {"contents": []}, "only the SSE form"),
         ("/v1/models/g:generateContent", {}, "contents is not specified"),
     ],
 )

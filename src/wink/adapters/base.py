@@ -47,13 +47,15 @@ from .options import (
     settings_from,
     telemetry_option,
 )
+from .streaming import StreamingMixin
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
     # costs little more than importing its SDK
     from ..core.limits import Budget, Deadline
-    from ..core.loop import PromptResponse
+    from ..core.loop import LoopSettings, PromptResponse
     from ..core.prompt import OutputT, Prompt
     from ..core.session import Session
+    from .streams.base import StreamFormat
 
 __all__ = ["AdapterOptions", "EncodedRequest", "ModelSettings", "ProviderAdapter", "WireRequest"]
 
@@ -76,14 +78,15 @@ class EncodedRequest:
     content: bytes
 
 
-class ProviderAdapter(ABC):
+class ProviderAdapter(StreamingMixin, ABC):
     """Runs the one core loop against one provider; a subclass only translates.
 
     A subclass sets `provider` (the prefix of `create_adapter("provider:model")`) and
     `api_key_variables`, and implements `_make_client`, `_build_request`,
     `_parse_response` and `_map_errors`. The transport is the Stainless SDKs' documented
     raw call (`client.post(path, cast_to=..., body=...)`); a provider whose SDK has
-    none overrides `_post` / `_post_async`.
+    none overrides `_post` / `_post_async` (and, for streaming, `_open_stream` /
+    `_open_stream_async` of `StreamingMixin`, which reuses the rest).
     """
 
     provider: ClassVar[str]
@@ -157,6 +160,7 @@ class ProviderAdapter(ABC):
             pacer=self._pacer,
             retry_policy=self.retry_policy,
             secrets=self._secrets,
+            stream_exchange=self._stream_exchange,
         )
 
     # ---- identity
@@ -186,24 +190,14 @@ class ProviderAdapter(ABC):
         Runs on the caller's event loop and never blocks it (sync clients and sync tools
         run on worker threads). `max_rounds` overrides the adapter's for this call.
         """
-        from ..core.loop import LoopSettings, run_evaluation
-        from ..core.telemetry import telemetry_for
+        from ..core.loop import run_evaluation
 
         check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        settings = LoopSettings(
-            retry_policy=self.retry_policy,
-            graceful_tool_errors=self.graceful_tool_errors
-            if graceful_tool_errors is None
-            else graceful_tool_errors,
-            max_failed_tool_rounds=self.max_failed_tool_rounds,
-            max_rounds=self.max_rounds if max_rounds is None else max_rounds,
-            telemetry=telemetry_for(self._telemetry),
-        )
         return await run_evaluation(
             self._runner,
             prompt,
             session=session,
-            settings=settings,
+            settings=self._loop_settings(graceful_tool_errors, max_rounds),
             deadline=deadline,
             budget=budget,
         )
@@ -230,6 +224,22 @@ class ProviderAdapter(ABC):
                 graceful_tool_errors=graceful_tool_errors,
                 max_rounds=max_rounds,
             )
+        )
+
+    def _loop_settings(
+        self, graceful_tool_errors: bool | None, max_rounds: int | None
+    ) -> LoopSettings:
+        from ..core.loop import LoopSettings
+        from ..core.telemetry import telemetry_for
+
+        return LoopSettings(
+            retry_policy=self.retry_policy,
+            graceful_tool_errors=self.graceful_tool_errors
+            if graceful_tool_errors is None
+            else graceful_tool_errors,
+            max_failed_tool_rounds=self.max_failed_tool_rounds,
+            max_rounds=self.max_rounds if max_rounds is None else max_rounds,
+            telemetry=telemetry_for(self._telemetry),
         )
 
     # ---- closing
@@ -278,11 +288,13 @@ class ProviderAdapter(ABC):
             ) from error
         return self._parse_body(request, content, headers)
 
-    def _wire(self, request: ModelRequest) -> EncodedRequest:
-        """The translated request, encoded. A value JSON cannot carry (NaN, a lone
-        surrogate) fails here: `phase="request"`, nothing was sent."""
+    def _wire(self, request: ModelRequest, streamed: StreamFormat | None = None) -> EncodedRequest:
+        """The translated request (in its `streamed` form if given), encoded. A value JSON
+        cannot carry (NaN, a lone surrogate) fails here: `phase="request"`, nothing sent."""
         try:
             wire = self._build_request(request)
+            if streamed is not None:
+                wire = WireRequest(*streamed.stream_body(wire.path, wire.body))
             content = json.dumps(
                 wire.body, ensure_ascii=False, allow_nan=False, separators=(",", ":")
             ).encode()

@@ -42,6 +42,7 @@ from ..core.retry import RetryPolicy
 from ..core.runner import Runner
 from ..core.runtime import run_sync
 from ..core.session import AdapterSwitched, Session
+from ..core.stream_events import RoundRestarted
 from ..core.telemetry import current_trace, telemetry_for
 from .base import ProviderAdapter
 from .options import check_arguments, telemetry_option
@@ -49,6 +50,8 @@ from .options import check_arguments, telemetry_option
 if TYPE_CHECKING:
     from ..core.limits import Budget, Deadline
     from ..core.prompt import OutputT, Prompt
+    from ..core.stream import AsyncPromptStream, PromptStream
+    from ..core.stream_events import EventSink
 
 __all__ = ["FallbackAdapter", "FallbackPredicate", "portable_messages", "throttled"]
 
@@ -182,19 +185,12 @@ class FallbackAdapter:
 
     # ---- the public entry points
 
-    async def evaluate_async(
+    def _settings_and_chain(
         self,
-        prompt: Prompt[OutputT],
-        *,
         session: Session,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-    ) -> PromptResponse[OutputT]:
-        """Evaluate `prompt`, moving to the next adapter when one fails over; raises only
-        `WinkError` (`AllAdaptersFailedError` when every adapter failed a request)."""
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        graceful_tool_errors: bool | None,
+        max_rounds: int | None,
+    ) -> tuple[LoopSettings, _Chain]:
         first = self.adapters[0]
         settings = LoopSettings(
             retry_policy=_NO_RETRY,
@@ -212,8 +208,62 @@ class FallbackAdapter:
             self.fallback_on,
             session,
         )
+        return settings, chain
+
+    async def evaluate_async(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget: Budget | None = None,
+        graceful_tool_errors: bool | None = None,
+        max_rounds: int | None = None,
+    ) -> PromptResponse[OutputT]:
+        """Evaluate `prompt`, moving to the next adapter when one fails over; raises only
+        `WinkError` (`AllAdaptersFailedError` when every adapter failed a request)."""
+        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        settings, chain = self._settings_and_chain(session, graceful_tool_errors, max_rounds)
         return await run_evaluation(
             chain, prompt, session=session, settings=settings, deadline=deadline, budget=budget
+        )
+
+    def stream(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget: Budget | None = None,
+        graceful_tool_errors: bool | None = None,
+        max_rounds: int | None = None,
+    ) -> PromptStream[OutputT]:
+        """`evaluate`, streamed, each round by whichever adapter serves it."""
+        from ..core.stream import PromptStream
+        from .streaming import start_evaluation
+
+        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        settings, chain = self._settings_and_chain(session, graceful_tool_errors, max_rounds)
+        return PromptStream(start_evaluation(chain, settings, prompt, session, deadline, budget))
+
+    def stream_async(
+        self,
+        prompt: Prompt[OutputT],
+        *,
+        session: Session,
+        deadline: Deadline | None = None,
+        budget: Budget | None = None,
+        graceful_tool_errors: bool | None = None,
+        max_rounds: int | None = None,
+    ) -> AsyncPromptStream[OutputT]:
+        """`evaluate_async`, streamed, each round by whichever adapter serves it."""
+        from ..core.stream import AsyncPromptStream
+        from .streaming import start_evaluation
+
+        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        settings, chain = self._settings_and_chain(session, graceful_tool_errors, max_rounds)
+        return AsyncPromptStream(
+            start_evaluation(chain, settings, prompt, session, deadline, budget)
         )
 
     def evaluate(
@@ -281,6 +331,8 @@ class _Chain:
         self._session = session
         ready = [i for i in range(len(adapters)) if breaker.remaining(i) is None]
         self._current = ready[0] if ready else 0
+        self._round = 0  # the loop calls once per round: its retries happen in `_send`
+        self._shown = 0  # events of the current round the caller had when its attempt began
 
     @property
     def name(self) -> str:
@@ -293,6 +345,16 @@ class _Chain:
         return cleaned
 
     async def request(self, request: ModelRequest) -> ModelResponse:
+        return await self._serve(request, None)
+
+    async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse:
+        """The round streamed by whichever adapter serves it. A retry or a switch after
+        some of its events reached the caller is announced with `RoundRestarted`, as the
+        loop does for one adapter: what the round showed so far is void."""
+        return await self._serve(request, sink)
+
+    async def _serve(self, request: ModelRequest, sink: EventSink | None) -> ModelResponse:
+        self._round += 1
         count = len(self._adapters)
         failures: dict[int, WinkError] = {}
         waits: dict[int, float | None] = {}
@@ -311,7 +373,7 @@ class _Chain:
             if index != self._current:
                 self._switch(request.prompt_name, index, reason)
             try:
-                response = await self._send(index, request)
+                response = await self._send(index, request, sink)
             except WinkError as error:
                 deadline = request.deadline
                 if (deadline is not None and deadline.expired()) or not self._fallback_on(error):
@@ -320,23 +382,46 @@ class _Chain:
                 failures[index] = error
                 waits[index] = _asked(error)
                 reason = error
+                self._restart_if_shown(sink, error)
                 continue
             self._breaker.close(index)
             data = {**(response.provider_data or {}), _ORIGIN: index}
             return replace(response, provider_data=data)
         raise self._exhausted(request.prompt_name, failures, waits)
 
-    async def _send(self, index: int, request: ModelRequest) -> ModelResponse:
+    async def _send(
+        self, index: int, request: ModelRequest, sink: EventSink | None
+    ) -> ModelResponse:
         adapter, runner = self._adapters[index], self._runners[index]
         messages = portable_messages(request.messages, index, adapter.provider)
         outgoing = request if messages is request.messages else replace(request, messages=messages)
 
         def on_retry(error: ThrottleError, wait: float) -> None:
+            self._restart_if_shown(sink, error)
             record_retry(self._session, request.prompt_name, adapter.name, error, wait)
 
-        return await adapter.retry_policy.call(
-            lambda: runner.request(outgoing), deadline=request.deadline, on_retry=on_retry
+        if sink is None:
+            send = lambda: runner.request(outgoing)  # noqa: E731
+        else:
+            self._shown = sink.count
+            send = lambda: runner.stream(outgoing, sink)  # noqa: E731
+        return await adapter.retry_policy.call(send, deadline=request.deadline, on_retry=on_retry)
+
+    def _restart_if_shown(self, sink: EventSink | None, error: WinkError) -> None:
+        """Events of a failed attempt reached the caller: tell it they are void."""
+        if sink is None or sink.count == self._shown:
+            return
+        throttle = (
+            error
+            if isinstance(error, ThrottleError)
+            else ThrottleError(
+                str(error),
+                prompt_name=getattr(error, "prompt_name", "") or "",
+                details=ThrottleDetails(kind="overloaded"),
+            )
         )
+        sink.put([RoundRestarted(self._round, throttle.details.attempts + 1, throttle)])
+        self._shown = sink.count
 
     def _switch(self, prompt_name: str, index: int, reason: WinkError | None) -> None:
         previous, self._current = self._current, index

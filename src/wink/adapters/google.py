@@ -350,6 +350,13 @@ def _parse_text(parts: list[dict[str, Any]]) -> tuple[str | None, str | None]:
     return ("".join(pieces) if pieces else None), signature
 
 
+def synthetic_call_id() -> str:
+    """An id for a call Gemini sent without one: unique in the whole transcript, in the
+    characters and length every provider takes (a run that falls over to Anthropic needs
+    unique tool_use ids)."""
+    return f"call_{os.urandom(12).hex()}"
+
+
 def _parse_tool_calls(parts: list[dict[str, Any]]) -> tuple[ToolCall, ...]:
     """`functionCall` parts in order; ids made (random, and marked) when Gemini gives none."""
     calls: list[ToolCall] = []
@@ -368,7 +375,7 @@ def _parse_tool_calls(parts: list[dict[str, Any]]) -> tuple[ToolCall, ...]:
         if call_id is None or call_id == "":
             # Unique in the whole transcript, in the characters and length every provider
             # takes: a run that falls over to Anthropic needs unique tool_use ids.
-            call_id = f"call_{os.urandom(12).hex()}"
+            call_id = synthetic_call_id()
             data["synthetic_id"] = True
         elif not isinstance(call_id, str):
             raise MalformedResponse("functionCall.id is not a string")
@@ -553,6 +560,38 @@ class GoogleAdapter(ProviderAdapter):
             wire.path, content=wire.content, headers=self._headers_for(client), timeout=time_limit
         )
         return _content(response), response.headers
+
+    def _open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        if not isinstance(client, httpx2.Client):
+            raise _not_a_client(client)
+        request = client.build_request(
+            "POST",
+            wire.path,
+            content=wire.content,
+            headers=self._headers_for(client),
+            timeout=time_limit,
+        )
+        response = client.send(request, stream=True)
+        if not response.is_success:
+            response.read()  # the error body decides what the answer becomes
+            raise GeminiErrorAnswer(response)
+        return response
+
+    async def _open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        if not isinstance(client, httpx2.AsyncClient):
+            raise _not_a_client(client)
+        request = client.build_request(
+            "POST",
+            wire.path,
+            content=wire.content,
+            headers=self._headers_for(client),
+            timeout=time_limit,
+        )
+        response = await client.send(request, stream=True)
+        if not response.is_success:
+            await response.aread()
+            raise GeminiErrorAnswer(response)
+        return response
 
 
 def _content(response: httpx2.Response) -> bytes:

@@ -5,6 +5,7 @@
   - InvalidArgumentError
   - ToolValidationError
   - DeadlineExceededError
+  - StreamNotFinishedError
   - SnapshotError
     + SnapshotRestoreError
   - TransactionError
@@ -58,6 +59,7 @@ __all__ = [
     "RestoreFailedError",
     "SnapshotError",
     "SnapshotRestoreError",
+    "StreamNotFinishedError",
     "ThrottleDetails",
     "ThrottleError",
     "ThrottleKind",
@@ -129,6 +131,11 @@ class DeadlineExceededError(WinkError, RuntimeError):
     ) -> None:
         super().__init__(message)
         self.prompt_name = prompt_name
+
+
+class StreamNotFinishedError(WinkError, RuntimeError):
+    """`stream.response` was read before the stream's iteration ended (or after the
+    stream was closed early), or a closed stream was iterated again."""
 
 
 # --- snapshots and transactions

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import inspect
 import json
 import logging
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -33,7 +32,7 @@ from .limits import Deadline
 from .messages import ToolCall, ToolResultMessage
 from .resources import ResourceScope
 from .runtime import run_in_thread
-from .session import Session, ToolInvoked
+from .session import Session, Snapshot, ToolInvoked
 from .telemetry import current_trace
 from .tools import ErrorCode, Tool, ToolContext, ToolResult
 
@@ -130,33 +129,72 @@ class ToolExecutor:
         self.adapter = adapter
         self.deadline = deadline
         self.graceful_default = graceful_default
+        self._transactions: list[tuple[Snapshot, object]] = []  # the current round's
 
-    async def execute(self, calls: Sequence[ToolCall]) -> list[ToolExecution]:
-        """Run `calls` (concurrently when there are several) and record a `ToolInvoked` each."""
-        trace = current_trace()
-        run = self._run if trace is None else functools.partial(trace.tool, run=self._run)
-        if len(calls) == 1:
-            executions = [await run(calls[0])]
-        else:
-            gathered = await asyncio.gather(*(run(call) for call in calls), return_exceptions=True)
-            for outcome in gathered:
-                if isinstance(outcome, BaseException):
-                    raise outcome
-            executions = cast(list[ToolExecution], gathered)
-        for execution in executions:
-            self.session.dispatch(
-                ToolInvoked(
-                    prompt_name=self.prompt_name,
-                    adapter=self.adapter,
-                    name=execution.call.name,
-                    call_id=execution.call.id,
-                    params=execution.params,
-                    result=execution.result,
-                    error=execution.error,
-                    duration=execution.duration,
+    async def execute(
+        self,
+        calls: Sequence[ToolCall],
+        on_finished: Callable[[ToolInvoked], None] | None = None,
+    ) -> list[ToolExecution]:
+        """Run `calls` (concurrently when there are several) and record a `ToolInvoked` each.
+
+        The session gets the `ToolInvoked` events in call order once all calls are done;
+        `on_finished` gets each as its call finishes (a stream shows it at once). A round
+        cut short (an exception or a cancellation leaves this method) leaves no trace:
+        what every tool of the round changed in the session is rolled back.
+        """
+        self._transactions = []
+        try:
+            if len(calls) == 1:
+                done = [await self._run_reported(calls[0], on_finished)]
+            else:
+                gathered = await asyncio.gather(
+                    *(self._run_reported(call, on_finished) for call in calls),
+                    return_exceptions=True,
                 )
-            )
-        return executions
+                for outcome in gathered:
+                    if isinstance(outcome, BaseException):
+                        raise outcome
+                done = cast(list[tuple[ToolExecution, ToolInvoked]], gathered)
+        except BaseException:
+            self._roll_back_round()
+            raise
+        for _, event in done:
+            self.session.dispatch(event)
+        return [execution for execution, _ in done]
+
+    async def _run_reported(
+        self, call: ToolCall, on_finished: Callable[[ToolInvoked], None] | None
+    ) -> tuple[ToolExecution, ToolInvoked]:
+        trace = current_trace()
+        if trace is None:
+            execution = await self._run(call)
+        else:  # one span per tool execution
+            execution = await trace.tool(call, run=self._run)
+        event = ToolInvoked(
+            prompt_name=self.prompt_name,
+            adapter=self.adapter,
+            name=execution.call.name,
+            call_id=execution.call.id,
+            params=execution.params,
+            result=execution.result,
+            error=execution.error,
+            duration=execution.duration,
+        )
+        if on_finished is not None:
+            on_finished(event)
+        return execution, event
+
+    def _roll_back_round(self) -> None:
+        """Undo every tool transaction of the round, latest first. A rollback that fails
+        is logged, not raised: it must not replace the failure (or the cancellation)
+        that cut the round short."""
+        for snapshot, key in reversed(self._transactions):
+            try:
+                self.session.rollback(snapshot, key)
+            except Exception:
+                logger.exception("rolling back a tool of a round cut short failed")
+        self._transactions = []
 
     async def _run(self, call: ToolCall) -> ToolExecution:
         started = time.perf_counter()
@@ -227,6 +265,7 @@ class ToolExecutor:
         graceful = tool.graceful if tool.graceful is not None else self.graceful_default
         key = object()
         with self.session.transaction(key) as snapshot, self.resources.child("tool_call") as scope:
+            self._transactions.append((snapshot, key))
             context = ToolContext(
                 session=self.session,
                 resources=scope,

@@ -48,6 +48,7 @@ from .session import (
     ThinkingReceived,
     ToolInvoked,
 )
+from .stream_events import EventSink, RoundFinished, RoundRestarted
 from .telemetry import Telemetry, current_trace, traced_evaluation
 
 __all__ = [
@@ -70,15 +71,17 @@ _UNFINISHED: dict[FinishReason, str] = {
 class ModelClient(Protocol):
     """What the loop needs from an adapter: one request in, one parsed response out.
 
-    `request` raises `ThrottleError` / `PromptEvaluationError`, never an SDK exception;
-    `redact` cleans a provider payload of the adapter's secrets before it goes into an
-    error.
+    `stream` is `request` with the answer fed to `sink` as it arrives. Both raise
+    `ThrottleError` / `PromptEvaluationError`, never an SDK exception; `redact` cleans
+    a provider payload of the adapter's secrets before it goes into an error.
     """
 
     @property
     def name(self) -> str: ...
 
     async def request(self, request: ModelRequest) -> ModelResponse: ...
+
+    async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse: ...
 
     def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]: ...
 
@@ -127,18 +130,24 @@ async def run_evaluation(
     settings: LoopSettings,
     deadline: Deadline | None = None,
     budget: Budget | None = None,
+    sink: EventSink | None = None,
 ) -> PromptResponse[OutputT]:
     """Drive `prompt` to a final answer through `client`; see the module docstring.
 
-    Whatever fails, the caller gets a `WinkError` and the session a `PromptFailed`
-    event; an exception that is not a `WinkError` (a bug, in wink or in user code
-    such as a reducer) is wrapped, labelled with the phase it happened in.
+    With a `sink`, every request is streamed into it and the loop adds its own events
+    (`ToolInvoked` as each tool finishes, `RoundFinished`, `RoundRestarted`): the same
+    loop, its progress made visible. Whatever fails, the caller gets a `WinkError` and
+    the session a `PromptFailed` event; an exception that is not a `WinkError` (a bug,
+    in wink or in user code such as a reducer) is wrapped, labelled with the phase it
+    happened in.
     """
     progress = _Progress()
     tracker = BudgetTracker(budget, prompt_name=prompt.name)
     with traced_evaluation(settings.telemetry, prompt.name, client.name):
         try:
-            return await _evaluate(client, prompt, session, settings, deadline, tracker, progress)
+            return await _evaluate(
+                client, prompt, session, settings, deadline, tracker, progress, sink
+            )
         except WinkError as error:
             _record_failure(session, client, prompt.name, error, progress, tracker)
             raise
@@ -184,6 +193,7 @@ async def _evaluate(
     deadline: Deadline | None,
     tracker: BudgetTracker,
     progress: _Progress,
+    sink: EventSink | None,
 ) -> PromptResponse[OutputT]:
     name = prompt.name
     rendered = prompt.render(session=session)
@@ -225,11 +235,17 @@ async def _evaluate(
                 )
             progress.phase = "request"
             request = ModelRequest(name, tuple(messages), specs, rendered.output, deadline=deadline)
-            response = await _request(client, request, settings, tracker, deadline, session)
+            response = await _request(
+                client, request, settings, tracker, deadline, session, sink, progress.rounds
+            )
             progress.phase = "response"
             _note_thinking(session, client, name, progress.rounds, response, thoughts)
             if response.finish_reason == "paused":  # a long turn, stopped part-way: it goes
                 messages.append(_echo(response))  # back unchanged and the model goes on
+                if sink is not None:
+                    await sink.send(
+                        [RoundFinished(progress.rounds, response.finish_reason, response.usage, 0)]
+                    )
                 continue
             calls, answer = _split_output_call(response, rendered.output)
             if answer is not None and rendered.output_type is not None:
@@ -237,13 +253,30 @@ async def _evaluate(
             else:
                 problem = None
             if response.finish_reason == "error" or (not calls and answer is None):
+                if sink is not None:
+                    await sink.send(
+                        [RoundFinished(progress.rounds, response.finish_reason, response.usage, 0)]
+                    )
                 output = _finish(client, response, rendered.output_type, name)
                 final_text = response.text
                 break
             messages.append(_echo(response))
             progress.phase = "tool"
             executor.adapter = client.name  # the adapter that served this round (fallback)
-            executions = await executor.execute(calls) if calls else []
+            if not calls:
+                executions = []
+            elif sink is None:
+                executions = await executor.execute(calls)
+            else:
+                executions = await executor.execute(calls, lambda event: sink.put([event]))
+            if sink is not None:
+                finished = RoundFinished(
+                    progress.rounds,
+                    response.finish_reason,
+                    response.usage,
+                    len(response.tool_calls),
+                )
+                await sink.send([finished])
             messages.extend(execution.to_message() for execution in executions)
             invocations.extend(session[ToolInvoked][-len(executions) :] if executions else ())
             if answer is not None and problem is None:
@@ -359,18 +392,31 @@ async def _request(
     tracker: BudgetTracker,
     deadline: Deadline | None,
     session: Session,
+    sink: EventSink | None,
+    round_number: int,
 ) -> ModelResponse:
     if deadline is not None:
         deadline.check(prompt_name=request.prompt_name, step="the provider request")
     tracker.before_request()
+    seen = sink.count if sink is not None else 0  # events yielded before this attempt
 
     def on_retry(error: ThrottleError, wait: float) -> None:
+        nonlocal seen
+        if sink is not None and sink.count != seen:
+            # The failed attempt was partly yielded: the caller must drop it.
+            sink.put([RoundRestarted(round_number, error.details.attempts + 1, error)])
+            seen = sink.count
         record_retry(session, request.prompt_name, client.name, error, wait)
 
     try:
-        response = await settings.retry_policy.call(
-            lambda: client.request(request), deadline=deadline, on_retry=on_retry
-        )
+        if sink is None:
+            response = await settings.retry_policy.call(
+                lambda: client.request(request), deadline=deadline, on_retry=on_retry
+            )
+        else:
+            response = await settings.retry_policy.call(
+                lambda: client.stream(request, sink), deadline=deadline, on_retry=on_retry
+            )
     except ThrottleError as error:
         # A request cut short by the deadline is the deadline's failure, not the provider's.
         if deadline is not None and deadline.expired():

@@ -4,14 +4,15 @@ The loop (`loop.py`) retries through `RetryPolicy` and calls `Runner.request` fo
 attempt; the runner waits for the pacer, bounds the attempt by the deadline (the whole
 exchange, not each socket read), turns a translator's stray exception into the contract,
 and feeds what the answer said about the provider's limits back to the pacer. Written
-once; an adapter gives it only `exchange`, its translated round trip.
+once; an adapter gives it only `exchange`, its translated round trip (and
+`stream_exchange`, the same round trip streamed into an `EventSink`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .errors import DeadlineExceededError, PromptEvaluationError, ThrottleError, WinkError
 from .limiter import Pacer
@@ -20,13 +21,16 @@ from .provider_errors import redact_secrets
 from .retry import RetryPolicy
 from .telemetry import current_trace
 
+if TYPE_CHECKING:  # adapters import the runner: keep that import light
+    from .stream_events import EventSink
+
 __all__ = ["Runner"]
 
 
 class Runner:
     """What the loop talks to (`wink.core.loop.ModelClient`) for one adapter."""
 
-    __slots__ = ("_exchange", "_name", "_pacer", "_policy", "_secrets")
+    __slots__ = ("_exchange", "_name", "_pacer", "_policy", "_secrets", "_stream_exchange")
 
     def __init__(
         self,
@@ -36,9 +40,12 @@ class Runner:
         pacer: Pacer,
         retry_policy: RetryPolicy,
         secrets: tuple[str, ...],
+        stream_exchange: Callable[[ModelRequest, EventSink], Awaitable[ModelResponse]]
+        | None = None,
     ) -> None:
         self._name = name
         self._exchange = exchange
+        self._stream_exchange = stream_exchange
         self._pacer = pacer
         self._policy = retry_policy
         self._secrets = secrets
@@ -51,12 +58,32 @@ class Runner:
         return cast(dict[str, Any], redact_secrets(payload, self._secrets))
 
     async def request(self, request: ModelRequest) -> ModelResponse:
+        return await self._traced(self._exchange, request)
+
+    async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse:
+        """`request`, streamed: the exchange feeds `sink` as the answer arrives and
+        returns the same `ModelResponse` at the end. Pacing, the deadline (over the whole
+        stream) and the contract are the same."""
+        stream_exchange = self._stream_exchange
+        if stream_exchange is None:
+            raise PromptEvaluationError(
+                f"{self._name} cannot stream", prompt_name=request.prompt_name, phase="request"
+            )
+        return await self._traced(lambda item: stream_exchange(item, sink), request)
+
+    async def _traced(
+        self, exchange: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
+    ) -> ModelResponse:
         trace = current_trace()
         if trace is None:
-            return await self._attempt(request)
-        return await trace.attempt(self._name, request, self._attempt)  # one span each
+            return await self._run(exchange, request)
+        return await trace.attempt(  # one span per attempt
+            self._name, request, lambda item: self._run(exchange, item)
+        )
 
-    async def _attempt(self, request: ModelRequest) -> ModelResponse:
+    async def _run(
+        self, exchange: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
+    ) -> ModelResponse:
         pacer = self._pacer
         deadline = request.deadline
         if not pacer.idle and not await pacer.acquire(deadline):
@@ -66,9 +93,9 @@ class Runner:
             )
         try:
             if deadline is None:
-                response = await self._exchange(request)
+                response = await exchange(request)
             else:
-                response = await self._bounded(request, deadline.remaining())
+                response = await self._bounded(exchange, request, deadline.remaining())
         except ThrottleError as error:
             if error.details.kind == "rate_limit":
                 # One bad `retry-after: 86400` must not stall every request of the adapter
@@ -86,11 +113,16 @@ class Runner:
         await pacer.on_response(response.rate_limit)  # headerless answers teach pacing too
         return response
 
-    async def _bounded(self, request: ModelRequest, remaining: float) -> ModelResponse:
+    async def _bounded(
+        self,
+        exchange: Callable[[ModelRequest], Awaitable[ModelResponse]],
+        request: ModelRequest,
+        remaining: float,
+    ) -> ModelResponse:
         scope = asyncio.timeout(max(remaining, 0.0))
         try:
             async with scope:
-                return await self._exchange(request)
+                return await exchange(request)
         except TimeoutError:
             if not scope.expired():
                 raise

@@ -19,6 +19,7 @@ The model, in full (docs/runtime.md explains it for users):
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import contextvars
@@ -28,7 +29,14 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["in_sync_call", "on_loop_exit", "owns_loop", "run_in_thread", "run_sync"]
+__all__ = [
+    "SteppedLoop",
+    "in_sync_call",
+    "on_loop_exit",
+    "owns_loop",
+    "run_in_thread",
+    "run_sync",
+]
 
 T = TypeVar("T")
 
@@ -115,3 +123,113 @@ def _worker_pool() -> concurrent.futures.ThreadPoolExecutor:
                 max_workers=_MAX_WORKERS, thread_name_prefix="wink-worker"
             )
         return _pool
+
+
+class SteppedLoop:
+    """A private event loop that sync code runs in steps: `adapter.stream()`.
+
+    The caller's thread runs the loop only while it waits for something (`run_until`),
+    so nothing runs behind its back between two steps. The task it starts is an
+    `evaluate()`-like task (`in_sync_call()` is true in it), and `close()` cancels what
+    is left and closes the clients made on the loop. Called from a thread with a running
+    loop (Jupyter), the steps run on one worker thread of its own.
+
+    Making an event loop costs about as much as the first token of a local stream, so a
+    few finished loops are kept idle (nothing on them: no task, no client) for the next
+    stream, and closed at exit.
+    """
+
+    __slots__ = ("_closed", "_loop", "_worker")
+
+    def __init__(self) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self._worker: concurrent.futures.ThreadPoolExecutor | None = None
+        else:
+            self._worker = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="wink-stream"
+            )
+        self._loop = _take_loop()
+        self._closed = False
+        _private_loops[self._loop] = []
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
+
+    def start(self, coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """A task for `coroutine` on this loop, run by the following steps."""
+        task = self._loop.create_task(coroutine)
+        _sync_tasks.add(task)
+        return task
+
+    def run_until(self, future: asyncio.Future[Any]) -> None:
+        """Run the loop until `future` is done (its outcome stays in it)."""
+        if self._worker is None:
+            self._step(future)
+        else:
+            self._worker.submit(self._step, future).result()
+
+    def _step(self, future: asyncio.Future[Any]) -> None:
+        # The outcome is read from `future`; KeyboardInterrupt and the like go through.
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            self._loop.run_until_complete(future)
+
+    def close(self) -> None:
+        """Cancel the tasks left and close the clients made on the loop (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        loop = self._loop
+        reusable = False
+        try:
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            for task in pending:
+                self.run_until(task)
+            for closer in _private_loops.pop(loop, []):
+                self.run_until(loop.create_task(_quietly(closer)))
+            self.run_until(loop.create_task(loop.shutdown_asyncgens()))
+            reusable = not any(not task.done() for task in asyncio.all_tasks(loop))
+        finally:
+            if reusable:
+                _give_back(loop)
+            else:  # something would not stop: this loop is not handed to anyone else
+                loop.close()
+            if self._worker is not None:
+                self._worker.shutdown(wait=True)
+
+
+_IDLE_LIMIT = 4
+_idle_loops: list[asyncio.AbstractEventLoop] = []
+_idle_lock = threading.Lock()
+
+
+def _take_loop() -> asyncio.AbstractEventLoop:
+    with _idle_lock:
+        if _idle_loops:
+            return _idle_loops.pop()
+    return asyncio.new_event_loop()
+
+
+def _give_back(loop: asyncio.AbstractEventLoop) -> None:
+    with _idle_lock:
+        if len(_idle_loops) < _IDLE_LIMIT:
+            _idle_loops.append(loop)
+            return
+    loop.close()
+
+
+@atexit.register
+def _close_idle_loops() -> None:
+    with _idle_lock:
+        loops, _idle_loops[:] = list(_idle_loops), []
+    for loop in loops:
+        loop.close()
+
+
+async def _quietly(closer: Callable[[], Awaitable[None]]) -> None:
+    with contextlib.suppress(Exception):  # one failing close must not keep others open
+        await closer()

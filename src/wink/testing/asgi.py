@@ -69,9 +69,14 @@ def make_asgi_app(handler: Callable[[RawRequest], Reply]) -> ASGIApp:
         encoded = [
             (name.encode("latin-1"), value.encode("latin-1"))
             for name, value in reply.headers.items()
+            if name not in ("content-length", "transfer-encoding")
         ]
-        encoded.append((b"content-length", str(len(reply.body)).encode()))
+        if reply.pieces is None:
+            encoded.append((b"content-length", str(len(reply.body)).encode()))
         await send({"type": "http.response.start", "status": reply.status, "headers": encoded})
+        if reply.pieces is not None:
+            await _send_pieces(reply, send)
+            return
         if reply.action == "drop":
             await send(
                 {
@@ -84,6 +89,19 @@ def make_asgi_app(handler: Callable[[RawRequest], Reply]) -> ASGIApp:
         await send({"type": "http.response.body", "body": reply.body})
 
     return app
+
+
+async def _send_pieces(reply: Reply, send: Callable[[Message], Awaitable[None]]) -> None:
+    """A streamed body, piece by piece; a reset is the client library's protocol error."""
+    pieces = reply.pieces or ()
+    stop = len(pieces) if reply.reset_after is None else min(reply.reset_after, len(pieces))
+    for number, piece in enumerate(pieces[:stop]):
+        if number and reply.piece_delay > 0:
+            await asyncio.sleep(reply.piece_delay)
+        await send({"type": "http.response.body", "body": piece, "more_body": True})
+    if reply.reset_after is not None:
+        raise _protocol_error("peer closed connection without sending complete message body")
+    await send({"type": "http.response.body", "body": b""})
 
 
 def _protocol_error(message: str) -> Exception:

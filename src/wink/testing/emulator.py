@@ -5,6 +5,12 @@ fault, then the script (queued turns, else the script callable, else `default_tu
 a 400 saying the script is exhausted). Faults other than `latency` do not use up a turn.
 A request that sends the model's earlier thinking back wrong gets the real API's 400
 instead of a turn (see `WireFormat.check_history`).
+
+A request that asks for a stream (`"stream": true`, or Gemini's
+`:streamGenerateContent?alt=sse`) is answered as the provider streams (`streams.py`):
+server-sent events in a chunked body, `stream_chunk_size` characters of text per event,
+`stream_chunk_delay` seconds apart. Error answers to it are plain JSON, as the providers
+send them before a stream starts.
 """
 
 from __future__ import annotations
@@ -30,6 +36,14 @@ from .records import (
     redact_headers,
 )
 from .server import RawRequest, Reply, ServerThread
+from .streams import (
+    STREAM_FAULTS,
+    breaks_stream,
+    cut,
+    plan_stream,
+    stream_settings,
+    without_stream,
+)
 from .thinking import ReasoningLedger
 from .turns import Turn
 from .wire import WIRES, Rendered, WireContext, WireFormat
@@ -52,20 +66,26 @@ _NOT_JSON = b"<html><head><title>502 Bad Gateway</title></head><body>upstream er
 class _Route:
     """Where a request goes: its wire (None if unknown), model, and a 4xx reason if any."""
 
-    __slots__ = ("model", "not_found", "problem", "provider", "rejection")
+    __slots__ = ("model", "not_found", "problem", "provider", "rejection", "stream")
 
     def __init__(self, raw: RawRequest, body: Any, ledger: ReasoningLedger) -> None:
         self.provider: Provider | None = _ROUTES.get(raw.path)
         self.model = ""
         self.problem: str | None = None
         self.rejection: Fault | None = None
+        self.stream = False
         self.not_found = raw.method != "POST"
         if self.provider is None:
             match = _GOOGLE_ROUTE.match(raw.path)
             if match is not None:
                 self.provider, self.model = "google", match.group(1)
                 if match.group(2) == "streamGenerateContent":
-                    self.problem = "wink emulator: streaming responses are not emulated."
+                    self.stream = True
+                    if "alt=sse" not in raw.query.split("&"):
+                        self.problem = (
+                            "wink emulator: only the SSE form of streamGenerateContent "
+                            "(?alt=sse) is emulated."
+                        )
                 elif match.group(2) != "generateContent":
                     self.not_found = True
         if self.provider is None:
@@ -74,10 +94,10 @@ class _Route:
         fields = as_object(body)
         if self.provider != "google":
             self.model = str(fields.get("model", ""))
+        if self.provider != "google":
+            self.stream = fields.get("stream") is True
         if not isinstance(body, dict):
             self.problem = "We could not parse the JSON body of your request."
-        elif fields.get("stream") is True:
-            self.problem = "wink emulator: streaming responses are not emulated."
         elif self.problem is None:
             wire = WIRES[self.provider]
             self.problem = wire.validate(fields)
@@ -106,9 +126,12 @@ class ProviderEmulator:
         google_function_call_ids: bool = False,
         seed: int | None = None,
         record_limit: int | None = None,
+        stream_chunk_size: int = 8,
+        stream_chunk_delay: float = 0.0,
     ) -> None:
         if latency < 0:
             raise ValueError("latency cannot be negative")
+        self._chunk_size, self._chunk_delay = stream_settings(stream_chunk_size, stream_chunk_delay)
         self._lock = threading.Lock()
         self._host, self._requested_port = host, port
         self._server: ServerThread | None = None
@@ -226,6 +249,17 @@ class ProviderEmulator:
             for number, fault in plan.items():
                 self._schedule[self._count + number] = fault
 
+    def set_streaming(
+        self, *, chunk_size: int | None = None, chunk_delay: float | None = None
+    ) -> None:
+        """Change how streams are cut: characters of text (or tool arguments) per event,
+        and the pause between events."""
+        with self._lock:
+            self._chunk_size, self._chunk_delay = stream_settings(
+                self._chunk_size if chunk_size is None else chunk_size,
+                self._chunk_delay if chunk_delay is None else chunk_delay,
+            )
+
     def set_rate_limit(self, limit: RateLimit | None) -> None:
         """Turn the token bucket on (starting full), change it, or turn it off with None."""
         with self._lock:
@@ -244,6 +278,12 @@ class ProviderEmulator:
         """Every request received so far (since the last `clear()`), in order."""
         with self._lock:
             return list(self._recorded)
+
+    @property
+    def open_connections(self) -> int:
+        """Client connections open right now (a stream a client abandoned must not stay)."""
+        server = self._server
+        return server.open_connections if server is not None else 0
 
     @property
     def stats(self) -> EmulatorStats:
@@ -297,6 +337,8 @@ class ProviderEmulator:
             )
             rate = self._take_token(route)
             pick, delay = self._pick(number, route, rate)
+            under = self._peek() if isinstance(pick, Fault) and breaks_stream(pick) else None
+            chunking = (self._chunk_size, self._chunk_delay)
         delay += self._latency
         if route.provider is None or route.not_found:
             rendered = self._not_found(raw, route, received)
@@ -325,7 +367,46 @@ class ProviderEmulator:
         ctx = WireContext(
             route.model, fields, received, self._ids, rate, self._google_ids, self._ledger
         )
+        if route.stream:
+            return self._finish(self._render_stream(wire, pick, ctx, delay, under, chunking))
+        if isinstance(pick, Fault) and pick.kind in STREAM_FAULTS:
+            pick = without_stream(pick)
         return self._finish(self._render(wire, pick, ctx, delay))
+
+    def _peek(self) -> Turn:
+        """The turn a stream fault streams before it breaks (not used up)."""
+        head = self._queue[0] if self._queue else None
+        if isinstance(head, Turn):
+            return head
+        return self._default_turn or _PLACEHOLDER
+
+    def _render_stream(
+        self,
+        wire: WireFormat,
+        pick: ScriptItem,
+        ctx: WireContext,
+        delay: float,
+        under: Turn | None,
+        chunking: tuple[int, float],
+    ) -> Reply:
+        if isinstance(pick, Fault) and not breaks_stream(pick):
+            return self._render(wire, pick, ctx, delay)  # an error answer, a hang, a raw body
+        if isinstance(pick, Fault):  # breaks the stream of the turn it does not use up
+            plan = plan_stream(wire.provider, under or _PLACEHOLDER, ctx, chunking[0], pick)
+        else:
+            plan = plan_stream(wire.provider, pick, ctx, chunking[0])
+        headers = plan.headers
+        if ctx.rate is not None:
+            headers.update(wire.rate_headers(ctx.rate, ctx.now))
+        return Reply(
+            plan.status,
+            headers,
+            b"",
+            delay,
+            pieces=tuple(plan.events),
+            piece_delay=chunking[1],
+            reset_after=plan.reset_after,
+        )
 
     def _take_token(self, route: _Route) -> RateSnapshot | None:
         if self._bucket is None or route.provider is None or route.not_found:
@@ -383,6 +464,16 @@ class ProviderEmulator:
         elif pick.kind == "non_json":
             rendered = wire.render_turn(_PLACEHOLDER, ctx)
             rendered = Rendered(200, rendered.headers, _NOT_JSON)
+        elif pick.kind == "http" and pick.chunks is not None:
+            rendered = _raw_fault(pick)
+            return Reply(
+                rendered.status,
+                self._with_rate(wire, rendered, ctx),
+                b"",
+                delay,
+                pieces=cut(rendered.body, pick.chunks),
+                piece_delay=pick.chunk_delay,
+            )
         elif pick.kind == "http":
             rendered = _raw_fault(pick)
         else:
@@ -417,7 +508,7 @@ class ProviderEmulator:
         with self._lock:
             if reply.action == "hang":
                 self._stat_hung += 1
-            elif reply.action == "drop":
+            elif reply.action == "drop" or reply.reset_after is not None:
                 self._stat_dropped += 1
             else:
                 self._stat_responses[reply.status] = self._stat_responses.get(reply.status, 0) + 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Fault", "FaultKind", "HeaderStyle", "RateLimit"]
+__all__ = ["Fault", "FaultKind", "HeaderStyle", "RateLimit", "StreamErrorKind"]
 
 FaultKind = Literal[
     "rate_limit",
@@ -20,8 +20,16 @@ FaultKind = Literal[
     "non_json",
     "wrong_shape",
     "http",
+    "stream_error",
+    "stream_reset",
+    "stream_malformed",
+    "stream_truncated",
 ]
 HeaderStyle = Literal["seconds", "ms", "both"]
+StreamErrorKind = Literal[
+    "overloaded", "server_error", "rate_limit", "quota_exhausted", "bad_request"
+]
+"""Which error event `Fault.stream_error` sends, in the provider's own terms."""
 """Which retry header a 429 carries: `retry-after`, `retry-after-ms`, or both."""
 
 
@@ -30,7 +38,11 @@ class Fault:
     """One injected failure, rendered in the wire format of the route it hits.
 
     Only `latency` consumes a scripted turn (it answers normally, late); every other
-    fault leaves the script untouched, so a retried request gets the turn.
+    fault leaves the script untouched, so a retried request gets the turn. The `stream_*`
+    faults break a streamed answer after `after` events: they stream the next scripted
+    turn (without using it up) and then fail; on a request that does not stream they
+    act as the fault they stand for (an error answer, a dropped connection, a non-JSON
+    body).
     """
 
     kind: FaultKind
@@ -43,6 +55,10 @@ class Fault:
     code: str | None = None
     body: Any = None
     headers: tuple[tuple[str, str], ...] = ()
+    after: int = 0
+    error_kind: StreamErrorKind | None = None
+    chunks: tuple[int, ...] | None = None
+    chunk_delay: float = 0.0
 
     @classmethod
     def rate_limit(
@@ -114,10 +130,57 @@ class Fault:
         return cls("wrong_shape", status=200, body=body)
 
     @classmethod
-    def http(cls, status: int, body: Any = None, headers: dict[str, str] | None = None) -> Fault:
-        """Any status with any body: `bytes`/`str` sent as is, anything else as JSON."""
+    def http(
+        cls,
+        status: int,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        *,
+        chunks: tuple[int, ...] | list[int] | None = None,
+        chunk_delay: float = 0.0,
+    ) -> Fault:
+        """Any status with any body: `bytes`/`str` sent as is, anything else as JSON.
+
+        With `chunks` (piece sizes in bytes, used in turn until the body is out) the body
+        is sent with chunked transfer encoding, one piece per chunk, `chunk_delay`
+        seconds apart: a recorded stream, replayed cut anywhere.
+        """
         pairs = tuple((name.lower(), value) for name, value in (headers or {}).items())
-        return cls("http", status=status, body=body, headers=pairs)
+        sizes = tuple(chunks) if chunks is not None else None
+        if sizes is not None and (not sizes or any(size < 1 for size in sizes)):
+            raise ValueError("chunks must be piece sizes of at least 1 byte")
+        _check_delay(chunk_delay)
+        return cls(
+            "http", status=status, body=body, headers=pairs, chunks=sizes, chunk_delay=chunk_delay
+        )
+
+    @classmethod
+    def stream_error(
+        cls, after: int = 3, kind: StreamErrorKind = "overloaded", message: str | None = None
+    ) -> Fault:
+        """After `after` events, the provider's error event (Anthropic `overloaded_error`,
+        an OpenAI error chunk, a Responses `error` + `response.failed`, a Gemini error
+        object), then the end of the stream."""
+        _check_count(after)
+        return cls("stream_error", after=after, error_kind=kind, message=message)
+
+    @classmethod
+    def stream_reset(cls, after: int = 3) -> Fault:
+        """After `after` events, reset the connection (TCP RST, no end of the body)."""
+        _check_count(after)
+        return cls("stream_reset", after=after)
+
+    @classmethod
+    def stream_malformed(cls, after: int = 3) -> Fault:
+        """After `after` events, one event whose JSON is cut off; the rest follows."""
+        _check_count(after)
+        return cls("stream_malformed", after=after)
+
+    @classmethod
+    def stream_truncated(cls, after: int = 3) -> Fault:
+        """After `after` events, end the body cleanly, without the terminal event."""
+        _check_count(after)
+        return cls("stream_truncated", after=after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,3 +205,8 @@ class RateLimit:
 def _check_delay(value: float | None) -> None:
     if value is not None and value < 0:
         raise ValueError(f"a delay cannot be negative, got {value}")
+
+
+def _check_count(value: int) -> None:
+    if value < 0:
+        raise ValueError(f"after counts events and cannot be negative, got {value}")

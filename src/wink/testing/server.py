@@ -1,8 +1,10 @@
 """A minimal HTTP/1.1 server on raw asyncio, so faults can act on the socket itself.
 
-It speaks just what the SDKs need: keep-alive, `Content-Length` bodies, one request at a
-time per connection. A handler maps a `RawRequest` to a `Reply`; the reply's `action`
-says whether to answer, drop the connection mid-body, or hang.
+It speaks just what the SDKs need: keep-alive, `Content-Length` bodies, chunked bodies
+for streams, one request at a time per connection. A handler maps a `RawRequest` to a
+`Reply`; the reply's `action` says whether to answer, drop the connection mid-body, or
+hang; its `pieces`, if any, are sent as a chunked body, `piece_delay` apart, and
+`reset_after` resets the connection after that many pieces.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -44,7 +47,7 @@ class Reply:
     """What to send back, after `delay` seconds.
 
     `drop` sends the head and half of `body`, then closes; `hang` sends nothing for
-    `hang_seconds`, then closes.
+    `hang_seconds`, then closes. With `pieces`, the body is those pieces, chunked.
     """
 
     status: int
@@ -53,6 +56,16 @@ class Reply:
     delay: float = 0.0
     action: ReplyAction = "respond"
     hang_seconds: float = 0.0
+    pieces: tuple[bytes, ...] | None = None
+    piece_delay: float = 0.0
+    reset_after: int | None = None
+
+
+def _chunk(piece: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(piece), piece)
+
+
+_LAST_CHUNK = b"0\r\n\r\n"
 
 
 def _reason(status: int) -> str:
@@ -79,11 +92,15 @@ class _DateCache:
 _DATE = _DateCache()
 
 
-def _encode_head(status: int, headers: dict[str, str], length: int, close: bool) -> bytes:
-    """Status line and headers; `content-length` and `date` are always ours."""
+_FRAMING = frozenset({"content-length", "transfer-encoding"})
+
+
+def _encode_head(status: int, headers: dict[str, str], length: int | None, close: bool) -> bytes:
+    """Status line and headers; the framing (`content-length`, or chunked when `length`
+    is None) and `date` are always ours."""
     lines = [f"HTTP/1.1 {status} {_reason(status)}", f"date: {_DATE.get()}"]
-    lines.extend(f"{name}: {value}" for name, value in headers.items() if name != "content-length")
-    lines.append(f"content-length: {length}")
+    lines.extend(f"{name}: {value}" for name, value in headers.items() if name not in _FRAMING)
+    lines.append("transfer-encoding: chunked" if length is None else f"content-length: {length}")
     lines.append("connection: close" if close else "connection: keep-alive")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
@@ -126,7 +143,7 @@ class _Connection(asyncio.Protocol):
             self._transport.abort()
 
     def _serve_buffered(self) -> None:
-        while not self._closing:
+        while not self._closing and self._timer is None:
             parsed = self._parse()
             if parsed is None:
                 return
@@ -155,6 +172,10 @@ class _Connection(asyncio.Protocol):
         transport = self._transport
         if transport is None or self._closing:
             return
+        if reply.pieces is not None:
+            transport.write(_encode_head(reply.status, reply.headers, None, close))
+            self._stream(reply, 0, close, scheduled=False)
+            return
         body = reply.body
         head = _encode_head(reply.status, reply.headers, len(body), close)
         if reply.action == "drop":
@@ -166,6 +187,44 @@ class _Connection(asyncio.Protocol):
         if close:
             self._closing = True
             transport.close()
+
+    def _stream(self, reply: Reply, start: int, close: bool, *, scheduled: bool = True) -> None:
+        """Send the pieces from `start`: all at once without a delay, else one now and
+        the next `piece_delay` later (the connection serves nothing else meanwhile)."""
+        self._timer = None
+        transport = self._transport
+        if transport is None or self._closing:
+            return
+        pieces = reply.pieces or ()
+        stop = len(pieces) if reply.reset_after is None else min(reply.reset_after, len(pieces))
+        end = stop if reply.piece_delay <= 0 else min(start + 1, stop)
+        transport.write(b"".join(_chunk(piece) for piece in pieces[start:end] if piece))
+        if end < stop:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(reply.piece_delay, self._stream, reply, end, close)
+            return
+        self._timer = None
+        if reply.reset_after is not None:
+            self._reset()
+            return
+        transport.write(_LAST_CHUNK)
+        if close:
+            self._closing = True
+            transport.close()
+        elif scheduled:  # the requests that arrived meanwhile
+            self._serve_buffered()
+
+    def _reset(self) -> None:
+        """Close with a TCP reset once what was written is out (SO_LINGER 0)."""
+        transport = self._transport
+        if transport is None:
+            return
+        self._closing = True
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.close()
 
     def _parse(self) -> tuple[RawRequest, bool] | None:
         """The next complete request in the buffer (and whether to close after it)."""
@@ -258,6 +317,11 @@ class ServerThread:
         )
         self.port = server.sockets[0].getsockname()[1]
         return server
+
+    @property
+    def open_connections(self) -> int:
+        """Client connections open right now."""
+        return len(self._live)
 
     def stop(self) -> None:
         """Close the listener and every open connection (hanging ones included)."""

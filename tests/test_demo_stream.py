@@ -1,0 +1,37 @@
+"""`wink demo --stream`: tokens as they arrive, and a broken stream recovered, on every wire."""
+
+from __future__ import annotations
+
+import pytest
+
+from wink.cli import main
+from wink.demo import run_demo
+from wink.demo_stream import FINAL
+from wink.testing import Fault, Turn
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "openai-responses", "google"])
+def test_the_streamed_demo_breaks_and_recovers(
+    provider: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["demo", "--stream", "--provider", provider]) == 0
+    out = capsys.readouterr().out
+    lines = [line.strip() for line in out.splitlines()]
+    assert "Let me check the forecast." in lines
+    restart = next(i for i, line in enumerate(lines) if line.startswith("⟲ the stream broke"))
+    broken = lines[restart - 1]
+    assert FINAL.startswith(broken)  # a piece of the answer, shown before the break
+    assert broken != FINAL
+    assert lines[restart + 1] == FINAL  # then the whole answer, streamed again
+    assert "overloaded, retry-safe" in lines[restart]
+    assert lines[-1] == "usage: 2 requests, 20 input tokens, 10 output tokens, 2 rounds"
+
+
+def test_a_stream_that_cannot_recover_prints_the_failure(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    script = [Fault.stream_error(after=2, kind="bad_request", message="bad request")]
+    assert run_demo(provider="openai", script=[*script, Turn.text("never")], stream=True) == 1
+    assert (
+        "✘ evaluation failed: PromptEvaluationError in phase 'request'" in capsys.readouterr().out
+    )
