@@ -10,18 +10,18 @@ import asyncio
 import contextvars
 import math
 import random
-import selectors
-from collections.abc import Generator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pytest
 
+from tests.helpers.throttling import virtual_time_loop
 from wink.core.errors import ThrottleDetails, ThrottleError
 from wink.core.messages import RateLimitInfo
 from wink.core.pacing import PaceOp, RequestPacer
 from wink.core.retry import RetryPolicy
 from wink.core.throttle import retry_after_from_headers
+from wink.testing.faults import RateLimit
+from wink.testing.ratelimit import TokenBucket
 
 PLENTY = RateLimitInfo(limit_requests=30000, remaining_requests=29999, reset_requests=0.002)
 
@@ -190,54 +190,11 @@ def test_adopting_a_shared_state() -> None:
 # --- simulated: 100 req/s, burst 1, 50 requests in flight, 429s with only retry-after
 
 
-class _VirtualSelector(selectors.DefaultSelector):
-    """Never blocks: a wait for a timer moves the virtual clock to it instead."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.now = 0.0
-
-    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        if timeout is not None and timeout > 0:
-            self.now += math.ceil(timeout * 1000) / 1000  # epoll waits whole milliseconds
-        return super().select(0)
-
-
-@contextmanager
-def virtual_time_loop() -> Generator[asyncio.AbstractEventLoop]:
-    selector = _VirtualSelector()
-    loop = asyncio.SelectorEventLoop(selector)
-    loop.time = lambda: selector.now  # type: ignore[method-assign]
-    try:
-        yield loop
-    finally:
-        loop.close()
-
-
-class HeaderlessBucket:
-    """The provider: a token bucket whose 429 says only `retry-after`, in seconds."""
-
-    def __init__(self, per_second: float) -> None:
-        self.per_second = per_second
-        self.tokens = 1.0
-        self.updated = 0.0
-        self.throttled = 0
-
-    def take(self, now: float) -> dict[str, str] | None:
-        self.tokens = min(1.0, self.tokens + (now - self.updated) * self.per_second)
-        self.updated = now
-        if self.tokens >= 1.0 - 1e-9:
-            self.tokens = 0.0
-            return None
-        self.throttled += 1
-        wait_ms = math.ceil((1.0 - self.tokens) / self.per_second * 1000)
-        return {"retry-after": str(wait_ms / 1000)}
-
-
 def simulate(*, initial_window: int = 4, seed: int = 7) -> tuple[float, int, int]:
     """(wall time, 429s, failed) for 300 requests, 50 at a time, 1-1.5 ms each way."""
-    with virtual_time_loop() as loop:
-        bucket = HeaderlessBucket(per_second=100.0)
+    with virtual_time_loop(seed) as loop:
+        bucket = TokenBucket(RateLimit(100.0, burst=1, headers=False), now=loop.time())
+        throttled = 0
         pacer = RequestPacer(clock=loop.time, initial_window=initial_window)
         policy = RetryPolicy(max_attempts=100, initial_delay=0.01, max_delay=1.0, jitter=0.0)
         network = random.Random(seed)
@@ -246,10 +203,12 @@ def simulate(*, initial_window: int = 4, seed: int = 7) -> tuple[float, int, int
             if not pacer.idle:
                 await pacer.acquire()
             await asyncio.sleep(0.001 + network.random() * 0.0005)
-            refused = bucket.take(loop.time())
+            rate = bucket.take(loop.time())  # the emulator's own bucket, headers off
             await asyncio.sleep(0.001 + network.random() * 0.0005)
-            if refused is not None:
-                retry_after = retry_after_from_headers(refused)
+            if rate.retry_after is not None:
+                nonlocal throttled
+                throttled += 1
+                retry_after = retry_after_from_headers({"retry-after": str(rate.retry_after)})
                 await pacer.on_throttle(retry_after)
                 raise ThrottleError(
                     "HTTP 429",
@@ -274,7 +233,7 @@ def simulate(*, initial_window: int = 4, seed: int = 7) -> tuple[float, int, int
             return loop.time()
 
         wall = loop.run_until_complete(run_all())
-        return wall, bucket.throttled, failed
+        return wall, throttled, failed
 
 
 def test_pacing_from_429s_alone_is_near_ideal_with_few_throttles() -> None:

@@ -7,16 +7,14 @@ import asyncio
 import itertools
 import math
 import random
-import selectors
 import time
-from collections.abc import Callable, Coroutine, Generator
-from contextlib import contextmanager
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
 
 from tests.helpers.threads import on_threads
-from tests.helpers.throttling import FakeDeadline, fake_pacer
+from tests.helpers.throttling import FakeDeadline, fake_pacer, virtual_time_loop
 from tests.helpers.wire import load_recording
 from wink.core.errors import ThrottleDetails, ThrottleError
 from wink.core.messages import RateLimitInfo
@@ -158,34 +156,6 @@ def test_one_pacer_serves_several_threads_and_event_loops() -> None:
 
 
 # --- RequestPacer, simulated: 100 req/s, burst 1, 50 requests in flight
-
-
-class _VirtualSelector(selectors.DefaultSelector):
-    """Never blocks: a wait for a timer moves the virtual clock to it instead."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.now = 0.0
-
-    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        if timeout is not None and timeout > 0:
-            self.now += math.ceil(timeout * 1000) / 1000  # epoll waits whole milliseconds
-        return super().select(0)
-
-
-@contextmanager
-def virtual_time_loop(seed: int) -> Generator[asyncio.AbstractEventLoop]:
-    """An event loop on a virtual clock, with the global `random` seeded (and restored)."""
-    selector = _VirtualSelector()
-    loop = asyncio.SelectorEventLoop(selector)
-    loop.time = lambda: selector.now  # type: ignore[method-assign]
-    state = random.getstate()
-    random.seed(seed)
-    try:
-        yield loop
-    finally:
-        random.setstate(state)
-        loop.close()
 
 
 def provider_answer(bucket: TokenBucket, now: float) -> tuple[int, dict[str, str]]:

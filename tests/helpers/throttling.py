@@ -3,6 +3,12 @@ pacer with, without a provider or a real clock."""
 
 from __future__ import annotations
 
+import asyncio
+import math
+import random
+import selectors
+from collections.abc import Generator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from tenacity import AsyncRetrying, RetryCallState
@@ -72,3 +78,31 @@ def fake_pacer() -> tuple[RequestPacer, FakeClock]:
     """A pacer on a fake clock that starts at 100.0."""
     clock = FakeClock()
     return RequestPacer(clock=clock, sleep=clock.sleep, initial_window=0), clock  # no cold start
+
+
+class _VirtualSelector(selectors.DefaultSelector):
+    """Never blocks: a wait for a timer moves the virtual clock to it instead."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 0.0
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if timeout is not None and timeout > 0:
+            self.now += math.ceil(timeout * 1000) / 1000  # epoll waits whole milliseconds
+        return super().select(0)
+
+
+@contextmanager
+def virtual_time_loop(seed: int) -> Generator[asyncio.AbstractEventLoop]:
+    """An event loop on a virtual clock, with the global `random` seeded (and restored)."""
+    selector = _VirtualSelector()
+    loop = asyncio.SelectorEventLoop(selector)
+    loop.time = lambda: selector.now  # type: ignore[method-assign]
+    state = random.getstate()
+    random.seed(seed)
+    try:
+        yield loop
+    finally:
+        random.setstate(state)
+        loop.close()
