@@ -31,7 +31,7 @@ from .errors import (
 from .limits import Deadline
 from .messages import ToolCall, ToolResultMessage
 from .resources import ResourceScope
-from .runtime import run_in_thread
+from .runtime import in_sync_call, run_in_thread
 from .session import Session, Snapshot, ToolInvoked
 from .telemetry import current_trace
 from .tools import ErrorCode, Tool, ToolContext, ToolResult
@@ -319,7 +319,7 @@ class ToolExecutor:
     async def _call_handler(
         self, tool: Tool[Any, Any], params: Any, context: ToolContext
     ) -> object:
-        """Call the handler; a sync one always in a worker thread, never on the event loop.
+        """Call the handler; a sync one in a worker thread, never on a loop others use.
 
         Both kinds are cut at the deadline. A thread cannot be stopped: a sync handler
         still running at the deadline finishes in the background, after the evaluation
@@ -327,9 +327,18 @@ class ToolExecutor:
         """
         if tool.is_async:
             return await self._within_deadline(tool.handler(params, context=context))
-            # A worker thread, never the event loop; and not the loop's default executor,
-        # where asyncio resolves host names (a stuck tool must not delay requests).
-        outcome = await self._within_deadline(run_in_thread(tool.handler, params, context=context))
+        if self.deadline is None and in_sync_call():
+            # evaluate()'s own task (a single call: parallel calls run in tasks of their
+            # own), no deadline to keep: nothing else waits on this private loop, so the
+            # handler runs inline, without a thread hop.
+            outcome: object = tool.handler(params, context=context)
+        else:
+            # A worker thread, never a loop others wait on; and not the loop's default
+            # executor, where asyncio resolves host names (a stuck tool must not delay
+            # requests). A thread also lets the deadline cut a sync tool short.
+            outcome = await self._within_deadline(
+                run_in_thread(tool.handler, params, context=context)
+            )
         if inspect.isawaitable(outcome):
             return await self._within_deadline(cast(Any, outcome))
         return outcome
