@@ -170,7 +170,13 @@ class ToolExecutor:
         if trace is None:
             execution = await self._run(call)
         else:  # one span per tool execution
-            execution = await trace.tool(call, run=self._run)
+            span = trace.start_tool(call)
+            try:
+                execution = await self._run(call)
+            except BaseException as error:
+                trace.failed(span, error)
+                raise
+            trace.tool_finished(span, execution)
         event = ToolInvoked(
             prompt_name=self.prompt_name,
             adapter=self.adapter,

@@ -77,9 +77,14 @@ class Runner:
         trace = current_trace()
         if trace is None:
             return await self._run(exchange, request)
-        return await trace.attempt(  # one span per attempt
-            self._name, request, lambda item: self._run(exchange, item)
-        )
+        attempt = trace.start_attempt(self._name, request)  # one span per attempt
+        try:
+            response = await self._run(exchange, request)
+        except BaseException as error:
+            trace.failed(attempt, error)
+            raise
+        trace.answered(attempt, response)
+        return response
 
     async def _run(
         self, exchange: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest

@@ -19,13 +19,16 @@ import contextvars
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .errors import DeadlineExceededError, ThrottleError, WinkError
 
 if TYPE_CHECKING:
+    from contextvars import Token
+
+    from opentelemetry.context import Context
     from opentelemetry.trace import Span, Tracer
 
     from .executor import ToolExecution
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CAPTURE_CONTENT_VARIABLE",
     "EvaluationTrace",
+    "OpenSpan",
     "Telemetry",
     "current_trace",
     "telemetry_for",
@@ -62,14 +66,29 @@ def current_trace() -> EvaluationTrace | None:
 
 
 class Telemetry:
-    """Where an adapter's spans go: a tracer from a `TracerProvider`."""
+    """Where an adapter's spans go: a tracer from a `TracerProvider`, and what each span
+    of a given adapter starts with (made once, not per span)."""
 
-    __slots__ = ("tracer",)
+    __slots__ = ("_chats", "tracer")
 
     def __init__(self, tracer_provider: Any) -> None:
         from .. import __version__
 
         self.tracer: Tracer = tracer_provider.get_tracer("wink", __version__)
+        self._chats: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def chat(self, adapter: str) -> tuple[str, dict[str, Any]]:
+        """The name and first attributes of `adapter`'s attempt spans."""
+        known = self._chats.get(adapter)
+        if known is None:
+            provider, model = _split(adapter)
+            attributes = {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": provider,
+                "gen_ai.request.model": model,
+            }
+            known = self._chats[adapter] = (f"chat {model}", attributes)
+        return known
 
 
 _global: Telemetry | None = None
@@ -99,6 +118,33 @@ def _global_telemetry() -> Telemetry:
 def capture_content() -> bool:
     value = os.environ.get(CAPTURE_CONTENT_VARIABLE, "")
     return value.strip().lower() in _CAPTURE_VALUES
+
+
+class _OpenTelemetry:
+    """The few OpenTelemetry names each span needs, bound once: importing them per span
+    cost more than the rest of wink's part of it."""
+
+    __slots__ = ("attach", "client", "detach", "error", "in_context", "internal")
+
+    def __init__(self) -> None:
+        from opentelemetry import context, trace
+
+        self.attach = context.attach
+        self.detach = context.detach
+        self.in_context = trace.set_span_in_context
+        self.client = trace.SpanKind.CLIENT
+        self.internal = trace.SpanKind.INTERNAL
+        self.error = trace.StatusCode.ERROR
+
+
+_api: _OpenTelemetry | None = None
+
+
+def _otel() -> _OpenTelemetry:
+    global _api
+    if _api is None:
+        _api = _OpenTelemetry()
+    return _api
 
 
 class traced_evaluation:  # a context manager used like a function
@@ -133,21 +179,37 @@ class traced_evaluation:  # a context manager used like a function
             self._trace.end(exc)
 
 
-class EvaluationTrace:
-    """The spans of one evaluation; the loop, runner and executor report to it."""
+class OpenSpan:
+    """A span started by `EvaluationTrace` and made the context's current span; its
+    owner ends it with `EvaluationTrace.answered`/`tool_finished`/`failed`."""
 
-    __slots__ = ("_adapter", "_detach", "_span", "_tracer", "content")
+    __slots__ = ("recording", "span", "token")
+
+    def __init__(self, span: Span, token: Token[Context]) -> None:
+        self.span = span
+        self.token = token
+        self.recording = span.is_recording()
+
+
+class EvaluationTrace:
+    """The spans of one evaluation; the loop, runner and executor report to it.
+
+    Attempts and tools are opened and closed by their callers (`start_attempt` /
+    `answered`, `start_tool` / `tool_finished`, `failed` for either) rather than wrapped
+    around a callable: the span is the same, without a coroutine and a closure per span."""
+
+    __slots__ = ("_adapter", "_api", "_span", "_telemetry", "_token", "_tracer", "content")
 
     def __init__(self, telemetry: Telemetry, prompt_name: str, adapter: str) -> None:
-        from opentelemetry import context, trace
-
+        api = self._api = _otel()
+        self._telemetry = telemetry
         self._tracer = telemetry.tracer
         self._adapter = adapter
         self.content = capture_content()
         provider, model = _split(adapter)
         self._span: Span = self._tracer.start_span(
             f"invoke_agent {prompt_name}",
-            kind=trace.SpanKind.INTERNAL,
+            kind=api.internal,
             attributes={
                 "gen_ai.operation.name": "invoke_agent",
                 "gen_ai.agent.name": prompt_name,
@@ -155,8 +217,7 @@ class EvaluationTrace:
                 "gen_ai.request.model": model,
             },
         )
-        token = context.attach(trace.set_span_in_context(self._span))
-        self._detach: Callable[[], None] = lambda: context.detach(token)
+        self._token = api.attach(api.in_context(self._span))
 
     # ---- the loop's events
 
@@ -172,8 +233,20 @@ class EvaluationTrace:
             RequestRetried,
         )
 
-        if isinstance(event, RequestRetried):
+        if isinstance(event, PromptExecuted):
             attributes: dict[str, Any] = {
+                "gen_ai.usage.input_tokens": event.usage.input_tokens,
+                "gen_ai.usage.output_tokens": event.usage.output_tokens,
+                "wink.rounds": event.rounds,
+            }
+            if event.adapter != self._adapter:  # a fallback adapter answered
+                provider, model = _split(event.adapter)
+                attributes["wink.adapter"] = event.adapter
+                attributes["gen_ai.provider.name"] = provider
+                attributes["gen_ai.request.model"] = model
+            span.set_attributes(attributes)
+        elif isinstance(event, RequestRetried):
+            attributes = {
                 "wink.adapter": event.adapter,
                 "error.type": event.kind,
                 "wink.attempt": event.attempt,
@@ -192,18 +265,6 @@ class EvaluationTrace:
                     "wink.fallback.error": str(event.error)[:1000],
                 },
             )
-        elif isinstance(event, PromptExecuted):
-            attributes = {
-                "gen_ai.usage.input_tokens": event.usage.input_tokens,
-                "gen_ai.usage.output_tokens": event.usage.output_tokens,
-                "wink.rounds": event.rounds,
-            }
-            if event.adapter != self._adapter:  # a fallback adapter answered
-                provider, model = _split(event.adapter)
-                attributes["wink.adapter"] = event.adapter
-                attributes["gen_ai.provider.name"] = provider
-                attributes["gen_ai.request.model"] = model
-            span.set_attributes(attributes)
         elif isinstance(event, PromptFailed):
             _failed(span, event.error)
             attributes = {"wink.adapter": event.adapter, "wink.rounds": event.rounds}
@@ -214,81 +275,58 @@ class EvaluationTrace:
     def end(self, error: BaseException | None) -> None:
         if error is not None and not isinstance(error, WinkError):  # cancelled, interrupted
             _failed(self._span, error)
-        self._detach()
+        self._api.detach(self._token)
         self._span.end()
 
     # ---- spans inside the evaluation
 
-    async def attempt(
-        self,
-        adapter: str,
-        request: ModelRequest,
-        send: Callable[[ModelRequest], Awaitable[ModelResponse]],
-    ) -> ModelResponse:
-        """One provider request attempt (`send`) inside a `chat {model}` client span."""
-        from opentelemetry import context, trace
+    def start_attempt(self, adapter: str, request: ModelRequest) -> OpenSpan:
+        """A provider request attempt begins: a current `chat {model}` client span."""
+        api = self._api
+        name, attributes = self._telemetry.chat(adapter)
+        span = self._tracer.start_span(name, kind=api.client, attributes=attributes)
+        opened = OpenSpan(span, api.attach(api.in_context(span)))
+        if self.content and opened.recording:
+            span.set_attribute("gen_ai.input.messages", _messages_json(request.messages))
+        return opened
 
-        provider, model = _split(adapter)
-        span = self._tracer.start_span(
-            f"chat {model}",
-            kind=trace.SpanKind.CLIENT,
-            attributes={
-                "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": provider,
-                "gen_ai.request.model": model,
-            },
-            record_exception=False,
-            set_status_on_exception=False,
-        )
-        token = context.attach(trace.set_span_in_context(span))
-        try:
-            if self.content and span.is_recording():
-                span.set_attribute("gen_ai.input.messages", _messages_json(request.messages))
-            response = await send(request)
-        except BaseException as error:
-            _failed(span, error)
-            raise
-        else:
-            if span.is_recording():
-                _answered(span, response, self.content)
-            return response
-        finally:
-            context.detach(token)
-            span.end()
+    def answered(self, opened: OpenSpan, response: ModelResponse) -> None:
+        self._api.detach(opened.token)
+        if opened.recording:
+            _answered(opened.span, response, self.content)
+        opened.span.end()
 
-    async def tool(
-        self, call: ToolCall, run: Callable[[ToolCall], Awaitable[ToolExecution]]
-    ) -> ToolExecution:
-        """One tool execution (`run`) inside an `execute_tool {name}` span; a failed
-        result (the model reads it, nothing was raised) sets the error status too."""
-        from opentelemetry import context, trace
-
+    def start_tool(self, call: ToolCall) -> OpenSpan:
+        """A tool execution begins: a current `execute_tool {name}` span."""
+        api = self._api
         span = self._tracer.start_span(
             f"execute_tool {call.name}",
-            kind=trace.SpanKind.INTERNAL,
+            kind=api.internal,
             attributes={
                 "gen_ai.operation.name": "execute_tool",
                 "gen_ai.tool.name": call.name,
                 "gen_ai.tool.call.id": call.id,
             },
-            record_exception=False,
-            set_status_on_exception=False,
         )
-        token = context.attach(trace.set_span_in_context(span))
-        try:
-            if self.content and span.is_recording():
-                span.set_attribute("gen_ai.tool.call.arguments", call.arguments_json())
-            execution = await run(call)
-        except BaseException as error:
-            _failed(span, error)
-            raise
-        else:
-            if span.is_recording():
-                _tool_outcome(span, execution, self.content)
-            return execution
-        finally:
-            context.detach(token)
-            span.end()
+        opened = OpenSpan(span, api.attach(api.in_context(span)))
+        if self.content and opened.recording:
+            span.set_attribute("gen_ai.tool.call.arguments", call.arguments_json())
+        return opened
+
+    def tool_finished(self, opened: OpenSpan, execution: ToolExecution) -> None:
+        """A failed result (the model reads it, nothing was raised) sets the error
+        status too."""
+        self._api.detach(opened.token)
+        if opened.recording:
+            _tool_outcome(opened.span, execution, self.content)
+        opened.span.end()
+
+    def failed(self, opened: OpenSpan, error: BaseException) -> None:
+        """The attempt or tool raised `error` (it goes on propagating)."""
+        self._api.detach(opened.token)
+        if opened.recording:
+            _failed(opened.span, error)
+        opened.span.end()
 
 
 # ---- attribute helpers
@@ -309,8 +347,6 @@ def _error_type(error: BaseException) -> str:
 
 
 def _failed(span: Span, error: BaseException) -> None:
-    from opentelemetry.trace import StatusCode
-
     if not span.is_recording():
         return
     span.set_attribute("error.type", _error_type(error))
@@ -320,18 +356,16 @@ def _failed(span: Span, error: BaseException) -> None:
             span.set_attribute("wink.retry_after", details.retry_after_seconds)
         if details.status_code is not None:
             span.set_attribute("http.response.status_code", details.status_code)
-    span.set_status(StatusCode.ERROR, str(error)[:1000])
+    span.set_status(_otel().error, str(error)[:1000])
 
 
 def _tool_outcome(span: Span, execution: ToolExecution, content: bool) -> None:
-    from opentelemetry.trace import StatusCode
-
     result = execution.result
     if not result.success:
         error = execution.error
         kind = result.code or (type(error).__name__ if error is not None else "tool_error")
         span.set_attribute("error.type", kind)
-        span.set_status(StatusCode.ERROR, result.message[:1000])
+        span.set_status(_otel().error, result.message[:1000])
     if content:
         span.set_attribute("gen_ai.tool.call.result", execution.to_message().content)
 
