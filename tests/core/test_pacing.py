@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.threads import on_threads
-from tests.helpers.throttling import FakeDeadline, fake_pacer, virtual_time_loop
+from tests.helpers.throttling import FakeClock, FakeDeadline, fake_pacer, virtual_time_loop
 from tests.helpers.wire import load_recording
 from wink.core.errors import ThrottleDetails, ThrottleError
 from wink.core.messages import RateLimitInfo
@@ -268,3 +268,28 @@ def test_a_refill_too_fast_to_be_worth_spacing_ends_the_pacing() -> None:
         pacer.answered(fast)
     assert pacer.interval == 0.0
     assert "interval=0.000000" in repr(pacer)
+
+
+@pytest.mark.parametrize(("shared", "learned"), [(False, 0.013), (True, 0.009)])
+async def test_a_cold_throttle_takes_the_gap_before_it_as_part_of_a_refill_only_alone(
+    shared: bool, learned: float
+) -> None:
+    # alone, the request 4 ms before took the last token and the next is 9 ms away: one
+    # refill is 13 ms. A fleet's pacer (it records its changes for Redis) cannot say
+    # that: other processes took tokens in those 4 ms too, so only the wait is known
+    clock = FakeClock()
+    pacer = RequestPacer(clock=clock, sleep=clock.sleep, initial_window=2, record_ops=shared)
+
+    async def first() -> None:
+        await pacer.acquire()
+        pacer.answered(None)
+
+    await asyncio.create_task(first())
+    clock.now += 0.004
+
+    async def second() -> None:
+        await pacer.acquire()
+        pacer.throttled(0.009)
+
+    await asyncio.create_task(second())
+    assert pacer.interval == pytest.approx(learned)

@@ -259,9 +259,13 @@ class RequestPacer:
                     self._cold.answered(release.ticket, release.at, now, success=False)
                 if release.paced and self._interval > 0.0:
                     factor = self._backoff(release, wait if known else None)
-                elif known and release.gap is not None and release.gap <= wait:
+                elif (
+                    known and release.gap is not None and release.gap <= wait and self._ops is None
+                ):
                     # the request before it took the last token `gap` seconds earlier and
-                    # the next comes `wait` from now: that is one whole refill
+                    # the next comes `wait` from now: that is one whole refill. Not for a
+                    # shared limiter's pacer (`record_ops`): other processes' requests took
+                    # tokens in that gap too, and the sum would be a refill twice too long
                     floor = max(floor, min(release.gap + wait, _THROTTLE_INTERVAL_CAP))
             self._hold(now, wait, floor)
             if factor > 1.0 and release is not None:
