@@ -252,6 +252,10 @@ def test_content_is_recorded_only_when_the_application_opts_in(
     assert answer["finish_reason"] == "stop"
     results = {s.attributes["gen_ai.tool.call.result"] for s in traced.spans("execute_tool")}
     assert results == {'report\n{"summary": "sunny"}', "no station in Lyon"}
+    arguments = [
+        json.loads(s.attributes["gen_ai.tool.call.arguments"]) for s in traced.spans("execute_tool")
+    ]
+    assert sorted(a["city"] for a in arguments) == ["Lyon", "Paris"]
 
 
 def test_the_evaluation_span_is_a_child_of_the_applications_span(

@@ -19,7 +19,7 @@ import contextvars
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -121,8 +121,8 @@ def capture_content() -> bool:
 
 
 class _OpenTelemetry:
-    """The few OpenTelemetry names each span needs, bound once: importing them per span
-    cost more than the rest of wink's part of it."""
+    """The few OpenTelemetry names each span needs, bound once rather than imported at
+    every span."""
 
     __slots__ = ("attach", "client", "detach", "error", "in_context", "internal")
 
@@ -285,16 +285,17 @@ class EvaluationTrace:
         api = self._api
         name, attributes = self._telemetry.chat(adapter)
         span = self._tracer.start_span(name, kind=api.client, attributes=attributes)
-        opened = OpenSpan(span, api.attach(api.in_context(span)))
-        if self.content and opened.recording:
-            span.set_attribute("gen_ai.input.messages", _messages_json(request.messages))
-        return opened
+        if self.content:
+            _with_content(span, "gen_ai.input.messages", lambda: _messages_json(request.messages))
+        return OpenSpan(span, api.attach(api.in_context(span)))
 
     def answered(self, opened: OpenSpan, response: ModelResponse) -> None:
         self._api.detach(opened.token)
-        if opened.recording:
-            _answered(opened.span, response, self.content)
-        opened.span.end()
+        try:
+            if opened.recording:
+                _answered(opened.span, response, self.content)
+        finally:
+            opened.span.end()
 
     def start_tool(self, call: ToolCall) -> OpenSpan:
         """A tool execution begins: a current `execute_tool {name}` span."""
@@ -308,28 +309,42 @@ class EvaluationTrace:
                 "gen_ai.tool.call.id": call.id,
             },
         )
-        opened = OpenSpan(span, api.attach(api.in_context(span)))
-        if self.content and opened.recording:
-            span.set_attribute("gen_ai.tool.call.arguments", call.arguments_json())
-        return opened
+        if self.content:
+            _with_content(span, "gen_ai.tool.call.arguments", call.arguments_json)
+        return OpenSpan(span, api.attach(api.in_context(span)))
 
     def tool_finished(self, opened: OpenSpan, execution: ToolExecution) -> None:
         """A failed result (the model reads it, nothing was raised) sets the error
         status too."""
         self._api.detach(opened.token)
-        if opened.recording:
-            _tool_outcome(opened.span, execution, self.content)
-        opened.span.end()
+        try:
+            if opened.recording:
+                _tool_outcome(opened.span, execution, self.content)
+        finally:
+            opened.span.end()
 
     def failed(self, opened: OpenSpan, error: BaseException) -> None:
         """The attempt or tool raised `error` (it goes on propagating)."""
         self._api.detach(opened.token)
-        if opened.recording:
-            _failed(opened.span, error)
-        opened.span.end()
+        try:
+            if opened.recording:
+                _failed(opened.span, error)
+        finally:
+            opened.span.end()
 
 
 # ---- attribute helpers
+
+
+def _with_content(span: Span, key: str, content: Callable[[], str]) -> None:
+    """Record opted-in content on a span not yet current; a failure ends it first."""
+    if not span.is_recording():
+        return
+    try:
+        span.set_attribute(key, content())
+    except BaseException:
+        span.end()
+        raise
 
 
 def _split(adapter: str) -> tuple[str, str]:
