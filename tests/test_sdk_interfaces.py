@@ -53,6 +53,8 @@ OWN_OBJECTS = frozenset(
         "wink/core/resources.py: owner._resolve",
         # a FallbackAdapter sends each round through its adapters' runners
         "wink/adapters/fallback.py: adapter._runner",
+        # ...with the first adapter's loop settings
+        "wink/adapters/fallback.py: first._loop_settings",
     }
 )
 

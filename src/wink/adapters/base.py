@@ -17,11 +17,11 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ..core.clients import ClientPool, Lease
 from ..core.errors import (
@@ -34,13 +34,13 @@ from ..core.messages import ModelRequest, ModelResponse
 from ..core.provider_errors import redact_secrets, response_shape_error
 from ..core.retry import RetryPolicy
 from ..core.runner import Runner
-from ..core.runtime import run_in_thread, run_sync
+from ..core.runtime import run_in_thread
 from ..core.throttle import rate_limit_info_from_headers
+from .evaluator import Evaluator
 from .options import (
     AdapterOptions,
     ModelSettings,
     as_bool,
-    check_arguments,
     limit,
     optional_str,
     positive,
@@ -51,9 +51,7 @@ from .streaming import StreamingMixin
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
     # costs little more than importing its SDK
-    from ..core.limits import Budget, Deadline
-    from ..core.loop import LoopSettings, PromptResponse
-    from ..core.prompt import OutputT, Prompt
+    from ..core.loop import LoopSettings, ModelClient
     from ..core.session import Session
     from .streams.base import StreamFormat
 
@@ -78,7 +76,7 @@ class EncodedRequest:
     content: bytes
 
 
-class ProviderAdapter(StreamingMixin, ABC):
+class ProviderAdapter(StreamingMixin, Evaluator):
     """Runs the one core loop against one provider; a subclass only translates.
 
     A subclass sets `provider` (the prefix of `create_adapter("provider:model")`) and
@@ -173,58 +171,12 @@ class ProviderAdapter(StreamingMixin, ABC):
         where = f", base_url={self.base_url!r}" if self.base_url else ""
         return f"{type(self).__name__}(model={self.model!r}{where})"
 
-    # ---- the public entry points
+    # ---- what the public entry points (`Evaluator`) run
 
-    async def evaluate_async(
-        self,
-        prompt: Prompt[OutputT],
-        *,
-        session: Session,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-    ) -> PromptResponse[OutputT]:
-        """Evaluate `prompt` to a final answer; raises only `WinkError`.
-
-        Runs on the caller's event loop and never blocks it (sync clients and sync tools
-        run on worker threads). `max_rounds` overrides the adapter's for this call.
-        """
-        from ..core.loop import run_evaluation
-
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        return await run_evaluation(
-            self._runner,
-            prompt,
-            session=session,
-            settings=self._loop_settings(graceful_tool_errors, max_rounds),
-            deadline=deadline,
-            budget=budget,
-        )
-
-    def evaluate(
-        self,
-        prompt: Prompt[OutputT],
-        *,
-        session: Session,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-    ) -> PromptResponse[OutputT]:
-        """The sync form of `evaluate_async`; also safe inside a running event loop
-        (Jupyter), where it runs on a worker thread."""
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        return run_sync(
-            self.evaluate_async(
-                prompt,
-                session=session,
-                deadline=deadline,
-                budget=budget,
-                graceful_tool_errors=graceful_tool_errors,
-                max_rounds=max_rounds,
-            )
-        )
+    def _plan(
+        self, session: Session, graceful_tool_errors: bool | None, max_rounds: int | None
+    ) -> tuple[ModelClient, LoopSettings]:
+        return self._runner, self._loop_settings(graceful_tool_errors, max_rounds)
 
     def _loop_settings(
         self, graceful_tool_errors: bool | None, max_rounds: int | None
@@ -253,18 +205,6 @@ class ProviderAdapter(StreamingMixin, ABC):
         """Close the sync client `evaluate()` used. Async clients made by `evaluate()`
         are closed with its call; one made on your loop needs `aclose()` there."""
         self._clients.close_sync()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     # ---- one exchange: the translator's parts, put together once
 

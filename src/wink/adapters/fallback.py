@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Self, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import (
     AllAdaptersFailedError,
@@ -29,7 +29,7 @@ from ..core.errors import (
     ThrottleError,
     WinkError,
 )
-from ..core.loop import LoopSettings, PromptResponse, record_retry, run_evaluation
+from ..core.loop import LoopSettings, record_retry
 from ..core.messages import (
     AssistantMessage,
     Message,
@@ -40,17 +40,14 @@ from ..core.messages import (
 )
 from ..core.retry import RetryPolicy
 from ..core.runner import Runner
-from ..core.runtime import run_sync
 from ..core.session import AdapterSwitched, Session
 from ..core.stream_events import RoundRestarted
 from ..core.telemetry import current_trace, telemetry_for
 from .base import ProviderAdapter
-from .options import check_arguments, telemetry_option
+from .evaluator import Evaluator
+from .options import telemetry_option
 
 if TYPE_CHECKING:
-    from ..core.limits import Budget, Deadline
-    from ..core.prompt import OutputT, Prompt
-    from ..core.stream import AsyncPromptStream, PromptStream
     from ..core.stream_events import EventSink
 
 __all__ = ["FallbackAdapter", "FallbackPredicate", "portable_messages", "throttled"]
@@ -123,7 +120,7 @@ class CircuitBreaker:
             return self._errors[index]
 
 
-class FallbackAdapter:
+class FallbackAdapter(Evaluator):
     """Adapters tried in order, for one evaluation: the interface of any adapter.
 
     `fallback_on(error)` decides whether a failure moves the evaluation to the next
@@ -131,7 +128,9 @@ class FallbackAdapter:
     adapters. Loop settings (`max_rounds`, `graceful_tool_errors`,
     `max_failed_tool_rounds`) are the first adapter's; each adapter keeps its own retry
     policy, timeout and model settings. `cooldown` / `max_cooldown`: see
-    `CircuitBreaker`. `close()` / `aclose()` close every adapter.
+    `CircuitBreaker`. `close()` / `aclose()` close every adapter. When every adapter
+    failed, the evaluation raises `AllAdaptersFailedError` (`AllAdaptersThrottledError`,
+    a `ThrottleError`, when each was throttled).
     """
 
     def __init__(
@@ -183,22 +182,17 @@ class FallbackAdapter:
                 waits[adapter.name] = timedelta(seconds=left)
         return waits
 
-    # ---- the public entry points
+    # ---- what the public entry points (`Evaluator`) run
 
-    def _settings_and_chain(
-        self,
-        session: Session,
-        graceful_tool_errors: bool | None,
-        max_rounds: int | None,
-    ) -> tuple[LoopSettings, _Chain]:
+    def _plan(
+        self, session: Session, graceful_tool_errors: bool | None, max_rounds: int | None
+    ) -> tuple[_Chain, LoopSettings]:
+        """The first adapter's loop settings, without retries: each adapter retries
+        under its own policy inside the chain."""
         first = self.adapters[0]
-        settings = LoopSettings(
+        settings = replace(
+            first._loop_settings(graceful_tool_errors, max_rounds),
             retry_policy=_NO_RETRY,
-            graceful_tool_errors=first.graceful_tool_errors
-            if graceful_tool_errors is None
-            else graceful_tool_errors,
-            max_failed_tool_rounds=first.max_failed_tool_rounds,
-            max_rounds=first.max_rounds if max_rounds is None else max_rounds,
             telemetry=telemetry_for(self._telemetry),
         )
         chain = _Chain(
@@ -208,86 +202,7 @@ class FallbackAdapter:
             self.fallback_on,
             session,
         )
-        return settings, chain
-
-    async def evaluate_async(
-        self,
-        prompt: Prompt[OutputT],
-        *,
-        session: Session,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-    ) -> PromptResponse[OutputT]:
-        """Evaluate `prompt`, moving to the next adapter when one fails over; raises only
-        `WinkError` (`AllAdaptersFailedError` when every adapter failed a request)."""
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        settings, chain = self._settings_and_chain(session, graceful_tool_errors, max_rounds)
-        return await run_evaluation(
-            chain, prompt, session=session, settings=settings, deadline=deadline, budget=budget
-        )
-
-    def stream(
-        self,
-        prompt: Prompt[OutputT],
-        *,
-        session: Session,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-    ) -> PromptStream[OutputT]:
-        """`evaluate`, streamed, each round by whichever adapter serves it."""
-        from ..core.stream import PromptStream
-        from .streaming import start_evaluation
-
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        settings, chain = self._settings_and_chain(session, graceful_tool_errors, max_rounds)
-        return PromptStream(start_evaluation(chain, settings, prompt, session, deadline, budget))
-
-    def stream_async(
-        self,
-        prompt: Prompt[OutputT],
-        *,
-        session: Session,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-    ) -> AsyncPromptStream[OutputT]:
-        """`evaluate_async`, streamed, each round by whichever adapter serves it."""
-        from ..core.stream import AsyncPromptStream
-        from .streaming import start_evaluation
-
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        settings, chain = self._settings_and_chain(session, graceful_tool_errors, max_rounds)
-        return AsyncPromptStream(
-            start_evaluation(chain, settings, prompt, session, deadline, budget)
-        )
-
-    def evaluate(
-        self,
-        prompt: Prompt[OutputT],
-        *,
-        session: Session,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-    ) -> PromptResponse[OutputT]:
-        """The sync form of `evaluate_async` (see `ProviderAdapter.evaluate`)."""
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        return run_sync(
-            self.evaluate_async(
-                prompt,
-                session=session,
-                deadline=deadline,
-                budget=budget,
-                graceful_tool_errors=graceful_tool_errors,
-                max_rounds=max_rounds,
-            )
-        )
+        return chain, settings
 
     # ---- closing
 
@@ -298,18 +213,6 @@ class FallbackAdapter:
     def close(self) -> None:
         for adapter in self.adapters:
             adapter.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 class _Chain:

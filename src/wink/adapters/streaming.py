@@ -1,9 +1,9 @@
-"""The adapter's streaming half: `stream()`, `stream_async()` and the streamed exchange.
+"""The adapter's streaming half: the streamed exchange and its transport.
 
 A mixin of `ProviderAdapter` (kept apart so base.py stays the adapter's core). It adds
-no loop: `stream()` runs `wink.core.loop.run_evaluation` with an event channel as its
-sink, and the runner calls `_stream_exchange` for each round instead of `_exchange`.
-The wire format's decoder (`adapters/streams/`) reads the body; the transport is the
+no loop: `stream()` (`Evaluator`) runs `wink.core.loop.run_evaluation` with an event
+channel as its sink, and the runner calls `_stream_exchange` for each round instead of
+`_exchange`. The wire format's decoder (`adapters/streams/`) reads the body; the transport is the
 Stainless SDKs' documented raw call with `stream=True` (Google overrides it, as it
 overrides `_post`).
 """
@@ -19,16 +19,9 @@ from ..core.errors import ConfigurationError, PromptEvaluationError
 from ..core.messages import ModelRequest, ModelResponse
 from ..core.runtime import run_in_thread
 from ..core.throttle import rate_limit_info_from_headers
-from .options import check_arguments
 
 if TYPE_CHECKING:
     from ..core.clients import Lease
-    from ..core.limits import Budget, Deadline
-    from ..core.loop import LoopSettings, ModelClient
-    from ..core.prompt import OutputT, Prompt
-    from ..core.runner import Runner
-    from ..core.session import Session
-    from ..core.stream import AsyncPromptStream, EventChannel, PromptStream, StreamStart
     from ..core.stream_events import EventSink
     from .base import EncodedRequest
     from .streams.base import StreamFormat
@@ -41,14 +34,9 @@ class _Adapter(Protocol):
 
     provider: ClassVar[str]
     _response_type: ClassVar[type]
-    _runner: Runner
 
     @property
     def _secrets(self) -> tuple[str, ...]: ...
-
-    def _loop_settings(
-        self, graceful_tool_errors: bool | None, max_rounds: int | None
-    ) -> LoopSettings: ...
 
     def _clients_lease(self, request: ModelRequest) -> Lease: ...
 
@@ -70,48 +58,7 @@ class _Adapter(Protocol):
 
 
 class StreamingMixin:
-    """`stream()` / `stream_async()` and the streamed exchange (see the module doc)."""
-
-    def stream(
-        self: _Adapter,
-        prompt: Prompt[OutputT],
-        *,
-        session: Session,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-    ) -> PromptStream[OutputT]:
-        """`evaluate`, streamed: `with adapter.stream(...) as stream: for event in stream`,
-        then `stream.response`. Same arguments, same loop, same contract; the iteration
-        raises only `WinkError` (docs/streaming.md)."""
-        from ..core.stream import PromptStream
-
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        settings = self._loop_settings(graceful_tool_errors, max_rounds)
-        return PromptStream(
-            start_evaluation(self._runner, settings, prompt, session, deadline, budget)
-        )
-
-    def stream_async(
-        self: _Adapter,
-        prompt: Prompt[OutputT],
-        *,
-        session: Session,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-    ) -> AsyncPromptStream[OutputT]:
-        """`evaluate_async`, streamed: `async with adapter.stream_async(...) as stream:
-        async for event in stream`, then `stream.response`."""
-        from ..core.stream import AsyncPromptStream
-
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        settings = self._loop_settings(graceful_tool_errors, max_rounds)
-        return AsyncPromptStream(
-            start_evaluation(self._runner, settings, prompt, session, deadline, budget)
-        )
+    """The streamed exchange and its transport (see the module doc)."""
 
     async def _stream_exchange(
         self: _Adapter, request: ModelRequest, sink: EventSink
@@ -198,28 +145,3 @@ class StreamingMixin:
             options={"timeout": time_limit},
             stream=True,
         )
-
-
-def start_evaluation(
-    runner: ModelClient,
-    settings: LoopSettings,
-    prompt: Prompt[OutputT],
-    session: Session,
-    deadline: Deadline | None,
-    budget: Budget | None,
-) -> StreamStart[OutputT]:
-    """The evaluation a stream runs, waiting for its channel."""
-    from ..core.loop import run_evaluation
-
-    def start(channel: EventChannel) -> Any:
-        return run_evaluation(
-            runner,
-            prompt,
-            session=session,
-            settings=settings,
-            deadline=deadline,
-            budget=budget,
-            sink=channel,
-        )
-
-    return start
