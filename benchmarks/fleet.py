@@ -45,26 +45,27 @@ async def _worker(base_url: str, redis_url: str, namespace: str, count: int, con
         limiter = RedisLimiter(redis_url, namespace=namespace)
         await limiter.check()  # connect before the start, as a running process has
     policy = RetryPolicy(max_attempts=100, initial_delay=0.01, max_delay=1.0)
-    adapter = create_adapter(
-        MODEL, base_url=base_url, api_key="test-key-0123", retry_policy=policy, limiter=limiter
-    )
     gate = asyncio.Semaphore(conc)
     ok = failed = 0
+    # entered before the start: its SDK client is built, as a running process has it
+    async with create_adapter(
+        MODEL, base_url=base_url, api_key="test-key-0123", retry_policy=policy, limiter=limiter
+    ) as adapter:
 
-    async def one() -> None:
-        nonlocal ok, failed
-        async with gate:
-            try:
-                await adapter.evaluate_async(hello, session=Session())
-                ok += 1
-            except WinkError:
-                failed += 1
+        async def one() -> None:
+            nonlocal ok, failed
+            async with gate:
+                try:
+                    await adapter.evaluate_async(hello, session=Session())
+                    ok += 1
+                except WinkError:
+                    failed += 1
 
-    print("ready", flush=True)
-    await asyncio.to_thread(sys.stdin.readline)
-    started = time.monotonic()
-    await asyncio.gather(*(one() for _ in range(count)))
-    ended = time.monotonic()
+        print("ready", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+        started = time.monotonic()
+        await asyncio.gather(*(one() for _ in range(count)))
+        ended = time.monotonic()
     print(json.dumps({"started": started, "ended": ended, "ok": ok, "failed": failed}))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import resource
 import time
@@ -64,10 +65,13 @@ async def _throttled(side: str, base_url: str, requests: int, concurrency: int) 
     hello = Prompt(name="hello", sections=[MarkdownSection(key="t", title="T", template="Hi")])
     ok = failed = 0
     gate = asyncio.Semaphore(concurrency)
+    opened = contextlib.AsyncExitStack()
     if side.startswith("wink"):
         policy = RetryPolicy(max_attempts=100, initial_delay=0.01, max_delay=1.0)
-        adapter = create_adapter(
-            "openai:gpt-4.1", base_url=base_url, api_key="test-key-0123", retry_policy=policy
+        adapter = await opened.enter_async_context(  # its client is built now, as the SDK's is
+            create_adapter(
+                "openai:gpt-4.1", base_url=base_url, api_key="test-key-0123", retry_policy=policy
+            )
         )
 
         async def one() -> None:
@@ -103,7 +107,9 @@ async def _throttled(side: str, base_url: str, requests: int, concurrency: int) 
     ok = failed = 0
     started = time.perf_counter()
     await asyncio.gather(*(guarded() for _ in range(requests)))
-    return {"wall": time.perf_counter() - started, "ok": ok, "failed": failed}
+    wall = time.perf_counter() - started
+    await opened.aclose()
+    return {"wall": wall, "ok": ok, "failed": failed}
 
 
 def main() -> None:

@@ -55,6 +55,8 @@ OWN_OBJECTS = frozenset(
         "wink/adapters/fallback.py: adapter._runner",
         # ...with the first adapter's loop settings
         "wink/adapters/fallback.py: first._loop_settings",
+        # ...and entering it opens its adapters' clients
+        "wink/adapters/fallback.py: adapter._prepare",
     }
 )
 

@@ -11,9 +11,15 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.adapters import KEY, MODELS, callers_client
+from tests.helpers.adapters import KEY, MODELS, PROVIDERS, callers_client, make_adapter
 from tests.helpers.prompts import HELLO, make_prompt
-from wink import ConfigurationError, PromptEvaluationError, Session, create_adapter
+from wink import (
+    ConfigurationError,
+    FallbackAdapter,
+    PromptEvaluationError,
+    Session,
+    create_adapter,
+)
 from wink.core.clients import ClientPool, Lease, close_client
 from wink.core.runtime import run_sync
 from wink.testing import Fault, ProviderEmulator, Turn
@@ -131,6 +137,32 @@ def test_an_async_client_on_the_callers_loop_waits_for_aclose() -> None:
     assert pool.open_clients == 0
 
 
+def test_prepare_makes_the_client_the_first_lease_then_uses() -> None:
+    maker = Maker()
+    pool = ClientPool(maker)
+
+    async def prepare_then_lease() -> tuple[Any, Lease]:
+        pool.prepare(sync=False)
+        made = pool.held(sync=False)
+        return made, pool.lease()
+
+    made, lease = asyncio.run(prepare_then_lease())
+    assert made is not None and lease.client is made
+    pool.prepare(sync=True)
+    assert pool.held(sync=True) is maker.made[-1][1]
+    assert [sync for sync, _ in maker.made] == [False, True]
+
+
+def test_prepare_leaves_a_client_that_cannot_be_made_to_the_first_request() -> None:
+    def refuse(sync: bool) -> Any:
+        raise ConfigurationError("no API key for test: set TEST_KEY", option="api_key")
+
+    pool = ClientPool(refuse)
+    pool.prepare(sync=True)  # nothing to report yet: no request was asked for
+    with pytest.raises(ConfigurationError, match="TEST_KEY"):
+        run_sync(lease_twice(pool))
+
+
 def test_a_given_sync_client_serves_every_task_and_is_never_made_or_closed() -> None:
     maker = Maker()
     given = SyncClient()
@@ -142,6 +174,10 @@ def test_a_given_sync_client_serves_every_task_and_is_never_made_or_closed() -> 
     asyncio.run(pool.aclose())
     assert maker.made == []
     assert not given.closed
+
+
+    pool.prepare(sync=False)
+    assert maker.made == []
 
 
 def test_a_given_async_client_is_refused_to_a_sync_call_with_the_reason() -> None:
@@ -186,6 +222,46 @@ async def test_adapter_closes_the_clients_it_created() -> None:
     async with adapter:
         await adapter.evaluate_async(make_prompt(), session=Session())
     assert closed == ["async"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_entering_an_adapter_opens_its_client_before_the_first_request(
+    provider: str, ok_emulator: ProviderEmulator
+) -> None:
+    adapter = make_adapter(provider, ok_emulator)
+    async with adapter:
+        opened = adapter._clients.held(sync=False)
+        assert opened is not None
+        assert (await adapter.evaluate_async(HELLO, session=Session())).text == "ok"
+        assert adapter._clients.held(sync=False) is opened  # the request used it
+    assert adapter._clients.open_clients == 0
+    with adapter:
+        assert adapter._clients.held(sync=True) is not None
+        assert adapter.evaluate(HELLO, session=Session()).text == "ok"
+    assert adapter._clients.open_clients == 0
+
+
+async def test_entering_a_fallback_opens_every_adapters_client(
+    ok_emulator: ProviderEmulator,
+) -> None:
+    first, second = (
+        create_adapter(f"{p}:{MODELS[p]}", base_url=ok_emulator.base_url(p), api_key=KEY)
+        for p in ("openai", "anthropic")
+    )
+    async with FallbackAdapter([first, second]):
+        assert first._clients.held(sync=False) is not None
+        assert second._clients.held(sync=False) is not None
+    assert first._clients.open_clients == second._clients.open_clients == 0
+
+
+async def test_entering_an_adapter_without_a_key_fails_its_first_request_as_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    async with create_adapter("openai:gpt-4.1") as adapter:
+        with pytest.raises(PromptEvaluationError, match="OPENAI_API_KEY") as info:
+            await adapter.evaluate_async(HELLO, session=Session())
+    assert info.value.phase == "request"
 
 
 def test_a_client_passed_in_is_left_open() -> None:

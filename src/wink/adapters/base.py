@@ -194,7 +194,10 @@ class ProviderAdapter(StreamingMixin, Evaluator):
             telemetry=telemetry_for(self._telemetry),
         )
 
-    # ---- closing
+    # ---- opening and closing
+
+    def _prepare(self, *, sync: bool) -> None:
+        self._clients.prepare(sync=sync)
 
     async def aclose(self) -> None:
         """Close the clients this adapter made (the running loop's async client and the

@@ -8,6 +8,7 @@ serves them with its own runner, `FallbackAdapter` with a chain of adapters.
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Self
 
@@ -152,14 +153,28 @@ class Evaluator(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    @abstractmethod
+    def _prepare(self, *, sync: bool) -> None:
+        """Make the SDK clients a `with` (`sync`) or an `async with` block will use."""
+
     async def __aenter__(self) -> Self:
+        _load_the_loop()
+        self._prepare(sync=False)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     def __enter__(self) -> Self:
+        _load_the_loop()
+        self._prepare(sync=True)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _load_the_loop() -> None:
+    """Import the evaluation loop now: `import wink` leaves it to the first evaluation, and
+    a block that enters an adapter wants that one to go out without the wait."""
+    importlib.import_module("wink.core.loop")

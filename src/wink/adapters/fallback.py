@@ -204,7 +204,11 @@ class FallbackAdapter(Evaluator):
         )
         return chain, settings
 
-    # ---- closing
+    # ---- opening and closing
+
+    def _prepare(self, *, sync: bool) -> None:
+        for adapter in self.adapters:
+            adapter._prepare(sync=sync)
 
     async def aclose(self) -> None:
         for adapter in self.adapters:

@@ -9,6 +9,7 @@ A client the caller passed in is the caller's: used, never closed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import threading
 import weakref
@@ -74,6 +75,19 @@ class ClientPool:
             if client is not None:
                 return Lease(client, sync=True, inline=True)
         return Lease(self._async_client(), sync=False, inline=False)
+
+    def prepare(self, *, sync: bool) -> None:
+        """Make the client a `with` (`sync`) or an `async with` block on the running loop
+        will use, so that its first request does not pay for it (the SDK's HTTP stack and
+        TLS context take tens of milliseconds to build). A client that cannot be made is
+        left to the first request, which reports why with its phase."""
+        if self._given is not None:
+            return
+        with contextlib.suppress(Exception):  # the first request tries again, and raises
+            if sync:
+                self._sync_client()
+            else:
+                self._async_client()
 
     def _sync_client(self) -> Any:
         with self._lock:
