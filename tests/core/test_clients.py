@@ -147,7 +147,8 @@ def test_prepare_makes_the_client_the_first_lease_then_uses() -> None:
         return made, pool.lease()
 
     made, lease = asyncio.run(prepare_then_lease())
-    assert made is not None and lease.client is made
+    assert made is not None
+    assert lease.client is made
     pool.prepare(sync=True)
     assert pool.held(sync=True) is maker.made[-1][1]
     assert [sync for sync, _ in maker.made] == [False, True]
