@@ -176,7 +176,6 @@ def test_a_given_sync_client_serves_every_task_and_is_never_made_or_closed() -> 
     assert maker.made == []
     assert not given.closed
 
-
     pool.prepare(sync=False)
     assert maker.made == []
 
