@@ -33,6 +33,7 @@ from wink import (
 from wink.adapters.base import EncodedRequest, ProviderAdapter, WireRequest
 from wink.core.messages import ModelRequest, ModelResponse, UserMessage
 from wink.core.provider_errors import MalformedResponse
+from wink.core.throttle import NO_RATE_LIMIT_HEADERS, RateLimitHeaders
 from wink.testing import Fault, ProviderEmulator
 
 
@@ -54,6 +55,9 @@ class CannedAdapter(ProviderAdapter):
     provider = "canned"
     api_key_variables = ("WINK_CANNED_API_KEY",)
     unsupported_settings = frozenset({"seed"})
+    rate_limit_headers = RateLimitHeaders(
+        requests=("canned-limit-requests", "canned-remaining-requests", "canned-reset-requests")
+    )
 
     def __init__(
         self,
@@ -212,16 +216,28 @@ def test_json_that_is_not_the_documented_shape_is_a_response_error() -> None:
     assert "no text in the answer" in str(error)
 
 
-def test_rate_limit_headers_of_an_answer_are_read_into_it() -> None:
+def test_the_rate_limit_headers_an_adapter_declares_are_read_into_its_answer() -> None:
     headers = {
-        "x-ratelimit-limit-requests": "60",
-        "x-ratelimit-remaining-requests": "59",
-        "x-ratelimit-reset-requests": "1s",
+        "Canned-Limit-Requests": "60",
+        "canned-remaining-requests": "59",
+        "canned-reset-requests": "1s",
+        "x-ratelimit-remaining-requests": "0",  # another provider's: not read
     }
     answer = send_once(CannedAdapter(headers=headers))
     assert isinstance(answer, ModelResponse)
     assert answer.rate_limit is not None
     assert (answer.rate_limit.limit_requests, answer.rate_limit.remaining_requests) == (60, 59)
+    assert answer.rate_limit.reset_requests == 1.0
+
+
+def test_an_adapter_that_declares_no_rate_limit_headers_reads_none() -> None:
+    class Quiet(CannedAdapter):
+        rate_limit_headers = NO_RATE_LIMIT_HEADERS
+
+    headers = {"canned-limit-requests": "60", "canned-remaining-requests": "59"}
+    answer = send_once(Quiet(headers=headers))
+    assert isinstance(answer, ModelResponse)
+    assert answer.rate_limit is None
 
 
 def test_the_sdk_timeout_is_the_adapters_cut_to_what_the_deadline_leaves() -> None:

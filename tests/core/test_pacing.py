@@ -16,6 +16,7 @@ import pytest
 from tests.helpers.threads import on_threads
 from tests.helpers.throttling import FakeClock, FakeDeadline, fake_pacer, virtual_time_loop
 from tests.helpers.wire import load_recording
+from wink.adapters import anthropic, openai
 from wink.core.errors import ThrottleDetails, ThrottleError
 from wink.core.messages import RateLimitInfo
 from wink.core.pacing import RequestPacer
@@ -55,7 +56,7 @@ def test_a_retry_after_on_a_200_causes_no_wait() -> None:
     headers = answer["headers"]
     assert headers["retry-after"] == "5"
     pacer, _ = fake_pacer()
-    pacer.answered(rate_limit_info_from_headers(headers))
+    pacer.answered(rate_limit_info_from_headers(headers, anthropic.RATE_LIMIT_HEADERS))
     assert pacer.idle
 
 
@@ -188,7 +189,7 @@ def simulate(*, pace: bool, seed: int = 7) -> tuple[float, int, int]:
             throttled += status == 429
             await asyncio.sleep(0.001 + network.random() * 0.0005)
             if status == 429:
-                retry_after = retry_after_from_headers(headers)
+                retry_after = retry_after_from_headers(headers, openai.RATE_LIMIT_HEADERS)
                 if pace:
                     pacer.throttled(retry_after)
                 raise ThrottleError(
@@ -197,7 +198,7 @@ def simulate(*, pace: bool, seed: int = 7) -> tuple[float, int, int]:
                     details=ThrottleDetails(kind="rate_limit", retry_after=retry_after),
                 )
             if pace:
-                pacer.answered(rate_limit_info_from_headers(headers))
+                pacer.answered(rate_limit_info_from_headers(headers, openai.RATE_LIMIT_HEADERS))
 
         jobs = iter(range(300))
         failed = 0

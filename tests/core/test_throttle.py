@@ -9,9 +9,13 @@ import httpx
 import pytest
 
 from tests.helpers.wire import load_recording
+from wink.adapters.anthropic import RATE_LIMIT_HEADERS as ANTHROPIC
+from wink.adapters.openai import RATE_LIMIT_HEADERS as OPENAI
 from wink.core import errors, throttle
 from wink.core.messages import RateLimitInfo
 from wink.core.throttle import (
+    NO_RATE_LIMIT_HEADERS,
+    RateLimitHeaders,
     parse_duration,
     rate_limit_info_from_headers,
     retry_after_from_headers,
@@ -97,7 +101,7 @@ def test_header_names_match_in_any_case() -> None:
 
 def test_malformed_or_negative_values_are_skipped() -> None:
     headers = {"retry-after-ms": "soon", "retry-after": "-4", "x-ratelimit-reset-requests": "2s"}
-    assert retry_after_from_headers(headers) == 2.0
+    assert retry_after_from_headers(headers, OPENAI) == 2.0
     assert retry_after_from_headers({"retry-after": "whenever"}) is None
     assert retry_after_from_headers({}) is None
 
@@ -109,9 +113,9 @@ def test_reset_headers_take_the_exhausted_allowance() -> None:
         "x-ratelimit-remaining-tokens": "5000",
         "x-ratelimit-reset-tokens": "6m0s",
     }
-    assert retry_after_from_headers(headers) == 1.5
+    assert retry_after_from_headers(headers, OPENAI) == 1.5
     headers["x-ratelimit-remaining-requests"] = "3"
-    assert retry_after_from_headers(headers) == 360.0  # none exhausted: the longest
+    assert retry_after_from_headers(headers, OPENAI) == 360.0  # none exhausted: the longest
 
 
 def test_anthropic_resets_are_times_counted_from_now() -> None:
@@ -121,9 +125,29 @@ def test_anthropic_resets_are_times_counted_from_now() -> None:
         "anthropic-ratelimit-output-tokens-remaining": "0",
         "anthropic-ratelimit-output-tokens-reset": "2026-02-03T23:26:31.500Z",
     }
-    assert retry_after_from_headers(headers, now=NOW) == pytest.approx(1.5)
+    assert retry_after_from_headers(headers, ANTHROPIC, now=NOW) == pytest.approx(1.5)
     headers["anthropic-ratelimit-output-tokens-reset"] = "2026-02-03T23:00:00Z"
-    assert retry_after_from_headers(headers, now=NOW) == 0.0  # exhausted, already reset
+    assert retry_after_from_headers(headers, ANTHROPIC, now=NOW) == 0.0  # exhausted, already reset
+
+
+def test_each_provider_reads_only_its_own_reset_headers() -> None:
+    openai_style = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "2s"}
+    anthropic_style = {
+        "anthropic-ratelimit-requests-remaining": "0",
+        "anthropic-ratelimit-requests-reset": "2026-02-03T23:26:32Z",
+    }
+    assert retry_after_from_headers(openai_style, OPENAI) == 2.0
+    assert retry_after_from_headers(openai_style, ANTHROPIC) is None
+    assert retry_after_from_headers(anthropic_style, ANTHROPIC, now=NOW) == 2.0
+    assert retry_after_from_headers(anthropic_style, OPENAI, now=NOW) is None
+    assert retry_after_from_headers({**openai_style, "retry-after": "7"}) == 7.0  # any provider
+
+
+def test_a_header_table_is_written_in_lower_case() -> None:
+    with pytest.raises(ValueError, match="lower case"):
+        RateLimitHeaders(requests=("X-Limit", "x-remaining", "x-reset"))
+    with pytest.raises(ValueError, match="lower case"):
+        RateLimitHeaders(resets=(("x-remaining", "X-Reset"),))
 
 
 # --- rate_limit_info_from_headers
@@ -132,7 +156,7 @@ def test_anthropic_resets_are_times_counted_from_now() -> None:
 def test_openai_recording_reports_its_request_allowance() -> None:
     answer = load_recording("openai/chat_tool_call_with_ratelimit_headers.json")["response"]
     headers = answer["headers"]
-    info = rate_limit_info_from_headers(headers)
+    info = rate_limit_info_from_headers(headers, OPENAI)
     assert info == RateLimitInfo(
         limit_requests=30000, remaining_requests=29999, reset_requests=0.002
     )
@@ -141,28 +165,38 @@ def test_openai_recording_reports_its_request_allowance() -> None:
 def test_anthropic_recordings_report_their_request_allowance() -> None:
     answer = load_recording("anthropic/tool_use_with_ratelimit_headers.json")["response"]
     headers = answer["headers"]
-    info = rate_limit_info_from_headers(headers, now=NOW)
+    info = rate_limit_info_from_headers(headers, ANTHROPIC, now=NOW)
     assert info == RateLimitInfo(
         limit_requests=4000, remaining_requests=3999, reset_requests=5.0, reset_is_time=True
     )
     full = load_recording("anthropic/text_with_ratelimit_headers.json")["response"]["headers"]
-    later = rate_limit_info_from_headers(full, now=datetime(2026, 1, 1, tzinfo=UTC))
+    later = rate_limit_info_from_headers(full, ANTHROPIC, now=datetime(2026, 1, 1, tzinfo=UTC))
     assert later is not None
     assert later.reset_requests == 0.0  # a reset in the past
 
 
 def test_no_rate_limit_headers_means_none() -> None:
     gemini = load_recording("google/429_resource_exhausted.json")["response"]["headers"]
-    assert rate_limit_info_from_headers(gemini) is None  # its "vary" value is even a list
-    assert rate_limit_info_from_headers({}) is None
-    assert rate_limit_info_from_headers(None) is None
+    for known in (OPENAI, ANTHROPIC, NO_RATE_LIMIT_HEADERS):
+        assert rate_limit_info_from_headers(gemini, known) is None  # a "vary" value is a list
+        assert rate_limit_info_from_headers({}, known) is None
+        assert rate_limit_info_from_headers(None, known) is None
 
 
 def test_rate_limit_info_keeps_what_it_can_read() -> None:
     info = rate_limit_info_from_headers(
-        httpx.Headers({"X-RateLimit-Remaining-Requests": "0", "X-RateLimit-Limit-Requests": "?"})
+        httpx.Headers({"X-RateLimit-Remaining-Requests": "0", "X-RateLimit-Limit-Requests": "?"}),
+        OPENAI,
     )
     assert info == RateLimitInfo(limit_requests=None, remaining_requests=0, reset_requests=None)
+
+
+def test_a_provider_reads_only_its_own_allowance_headers() -> None:
+    openai_style = {"x-ratelimit-limit-requests": "10", "x-ratelimit-remaining-requests": "1"}
+    assert rate_limit_info_from_headers(openai_style, ANTHROPIC) is None
+    assert rate_limit_info_from_headers(openai_style, NO_RATE_LIMIT_HEADERS) is None
+    info = rate_limit_info_from_headers(openai_style, OPENAI)
+    assert info == RateLimitInfo(limit_requests=10, remaining_requests=1, reset_requests=None)
 
 
 def test_the_reset_header_says_whether_it_is_a_clock_time() -> None:
@@ -173,6 +207,7 @@ def test_the_reset_header_says_whether_it_is_a_clock_time() -> None:
             "anthropic-ratelimit-requests-remaining": "0",
             "anthropic-ratelimit-requests-reset": "2025-11-04T22:50:54.010Z",
         },
+        ANTHROPIC,
         now=now,
     )
     openai = rate_limit_info_from_headers(
@@ -181,6 +216,7 @@ def test_the_reset_header_says_whether_it_is_a_clock_time() -> None:
             "x-ratelimit-remaining-requests": "0",
             "x-ratelimit-reset-requests": "10ms",
         },
+        OPENAI,
         now=now,
     )
     assert anthropic is not None

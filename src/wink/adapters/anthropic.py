@@ -44,10 +44,11 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
+from ..core.throttle import RateLimitHeaders
 from .base import ModelSettings, ProviderAdapter, WireRequest
 from .thinking import anthropic_thinking
 
-__all__ = ["AnthropicAdapter"]
+__all__ = ["RATE_LIMIT_HEADERS", "AnthropicAdapter"]
 
 # --- tables
 
@@ -325,6 +326,19 @@ def _status_facts(error: anthropic.APIStatusError) -> StatusFacts:
     )
 
 
+# Anthropic's allowance headers; their resets are RFC 3339 times.
+RATE_LIMIT_HEADERS = RateLimitHeaders(
+    requests=(
+        "anthropic-ratelimit-requests-limit",
+        "anthropic-ratelimit-requests-remaining",
+        "anthropic-ratelimit-requests-reset",
+    ),
+    resets=tuple(
+        (f"anthropic-ratelimit-{allowance}-remaining", f"anthropic-ratelimit-{allowance}-reset")
+        for allowance in ("requests", "tokens", "input-tokens", "output-tokens")
+    ),
+)
+
 _ERRORS = SdkErrors(
     sdk="anthropic",
     status=(anthropic.APIStatusError,),
@@ -333,6 +347,7 @@ _ERRORS = SdkErrors(
     connection=(anthropic.APIConnectionError,),
     unreadable=(anthropic.APIResponseValidationError, json.JSONDecodeError),
     other=(anthropic.AnthropicError,),
+    rate_limit_headers=RATE_LIMIT_HEADERS,
 )
 
 
@@ -350,6 +365,7 @@ class AnthropicAdapter(ProviderAdapter):
     provider = "anthropic"
     api_key_variables = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
     unsupported_settings = frozenset({"seed"})
+    rate_limit_headers = RATE_LIMIT_HEADERS
     _response_type = httpx2.Response
 
     def _make_client(self, *, sync: bool) -> Any:

@@ -35,7 +35,11 @@ from ..core.provider_errors import redact_secrets, response_shape_error
 from ..core.retry import RetryPolicy
 from ..core.runner import Runner
 from ..core.runtime import run_in_thread
-from ..core.throttle import rate_limit_info_from_headers
+from ..core.throttle import (
+    NO_RATE_LIMIT_HEADERS,
+    RateLimitHeaders,
+    rate_limit_info_from_headers,
+)
 from .evaluator import Evaluator
 from .options import (
     AdapterOptions,
@@ -90,6 +94,7 @@ class ProviderAdapter(StreamingMixin, Evaluator):
     provider: ClassVar[str]
     api_key_variables: ClassVar[tuple[str, ...]] = ()
     unsupported_settings: ClassVar[frozenset[str]] = frozenset()
+    rate_limit_headers: ClassVar[RateLimitHeaders] = NO_RATE_LIMIT_HEADERS
 
     def __init__(self, model: str, **options: Any) -> None:
         if not isinstance(cast(object, model), str) or not model.strip():
@@ -305,7 +310,7 @@ class ProviderAdapter(StreamingMixin, Evaluator):
             raise response_shape_error(
                 request.prompt_name, str(error), body=text[:2000], secrets=self._secrets
             ) from error
-        rate_limit = rate_limit_info_from_headers(headers) if headers is not None else None
+        rate_limit = rate_limit_info_from_headers(headers, self.rate_limit_headers)
         return response if rate_limit is None else replace(response, rate_limit=rate_limit)
 
     def _known_secrets(self, client: Any) -> tuple[str, ...]:

@@ -43,11 +43,13 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
+from ..core.throttle import RateLimitHeaders
 from .base import ModelSettings, ProviderAdapter, WireRequest
 from .thinking import openai_reasoning_effort
 
 __all__ = [
     "FAILURE_PREFIX",
+    "RATE_LIMIT_HEADERS",
     "OpenAIAdapter",
     "OpenAIClientAdapter",
     "failure_text",
@@ -328,6 +330,20 @@ def _status_facts(error: openai.APIStatusError) -> StatusFacts:
     )
 
 
+# OpenAI's allowance headers; their resets are Go durations ("1.5s", "6m0s"). OpenAI-
+# compatible servers that report an allowance use the same names.
+RATE_LIMIT_HEADERS = RateLimitHeaders(
+    requests=(
+        "x-ratelimit-limit-requests",
+        "x-ratelimit-remaining-requests",
+        "x-ratelimit-reset-requests",
+    ),
+    resets=(
+        ("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+        ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+    ),
+)
+
 _ERRORS = SdkErrors(
     sdk="openai",
     status=(openai.APIStatusError,),
@@ -336,6 +352,7 @@ _ERRORS = SdkErrors(
     connection=(openai.APIConnectionError,),
     unreadable=(openai.APIResponseValidationError, json.JSONDecodeError),
     other=(openai.OpenAIError,),
+    rate_limit_headers=RATE_LIMIT_HEADERS,
 )
 
 
@@ -353,6 +370,7 @@ class OpenAIClientAdapter(ProviderAdapter):
     """What both OpenAI adapters share: the client, the key rules and the error map."""
 
     api_key_variables = ("OPENAI_API_KEY",)
+    rate_limit_headers = RATE_LIMIT_HEADERS
     _response_type = httpx2.Response
 
     def _make_client(self, *, sync: bool) -> Any:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from ..core.errors import ConfigurationError, PromptEvaluationError
 from ..core.messages import ModelRequest, ModelResponse
 from ..core.runtime import run_in_thread
-from ..core.throttle import rate_limit_info_from_headers
+from ..core.throttle import RateLimitHeaders, rate_limit_info_from_headers
 
 if TYPE_CHECKING:
     from ..core.clients import Lease
@@ -33,6 +33,7 @@ class _Adapter(Protocol):
     """What the streaming half uses of `ProviderAdapter`."""
 
     provider: ClassVar[str]
+    rate_limit_headers: ClassVar[RateLimitHeaders]
     _response_type: ClassVar[type]
 
     @property
@@ -117,7 +118,7 @@ class StreamingMixin:
                 http.close()
             else:
                 await http.aclose()
-        rate_limit = rate_limit_info_from_headers(http.headers)
+        rate_limit = rate_limit_info_from_headers(http.headers, self.rate_limit_headers)
         return response if rate_limit is None else replace(response, rate_limit=rate_limit)
 
     # ---- the transport: the Stainless SDKs' documented raw call, body unread

@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any, cast
 
 from .errors import PromptEvaluationError, ThrottleDetails, ThrottleError, ThrottleKind, WinkError
-from .throttle import retry_after_from_headers
+from .throttle import NO_RATE_LIMIT_HEADERS, RateLimitHeaders, retry_after_from_headers
 
 __all__ = [
     "MalformedResponse",
@@ -166,12 +166,15 @@ def error_from_status(
     quota_exhausted: bool = False,
     retry_after: float | None = None,
     secrets: Iterable[str | None] = (),
+    rate_limit_headers: RateLimitHeaders = NO_RATE_LIMIT_HEADERS,
 ) -> PromptEvaluationError:
     """Classify an HTTP error answer: throttles are retry-safe, client errors are not retried.
 
     429 -> rate_limit (or quota_exhausted, never retried); 5xx and 529 -> overloaded;
     408 -> timeout; any other 4xx -> `PromptEvaluationError(phase="request")`. The
     message, like the payload, is cleaned of `secrets` (providers echo a rejected key).
+    Without a `retry_after` of its own, the wait is read from `headers`: `retry-after`,
+    then the provider's `rate_limit_headers`.
     """
     secrets = tuple(secrets)
     payload = _payload(body, status, secrets)
@@ -193,7 +196,7 @@ def error_from_status(
             provider_payload=payload,
         )
     if retry_after is None and headers is not None:
-        retry_after = retry_after_from_headers(headers)
+        retry_after = retry_after_from_headers(headers, rate_limit_headers)
     details = ThrottleDetails(
         kind=kind,
         retry_after=_provider_wait(retry_after),
@@ -338,6 +341,7 @@ class SdkErrors:
     connection: tuple[type[BaseException], ...]
     unreadable: tuple[type[BaseException], ...]
     other: tuple[type[BaseException], ...] = (Exception,)
+    rate_limit_headers: RateLimitHeaders = NO_RATE_LIMIT_HEADERS
 
 
 @contextmanager
@@ -375,6 +379,7 @@ def _translate(
             quota_exhausted=facts.quota_exhausted,
             retry_after=facts.retry_after,
             secrets=secrets,
+            rate_limit_headers=errors.rate_limit_headers,
         )
     if isinstance(error, errors.timeout):
         return timeout_error(prompt_name, error)

@@ -1,8 +1,8 @@
-"""What a provider said about throttling, parsed once for every provider.
+"""What a provider said about throttling, read the same way for every provider.
 
-Adapters hand over the headers and error bodies they received and never parse a
-rate-limit header themselves (formats in docs/throttling.md). Retrying lives in
-`retry.py`, pacing in `pacing.py`.
+An adapter names its provider's rate-limit headers (`RateLimitHeaders`) and hands over
+the headers it received; it never parses one itself (formats in docs/throttling.md).
+Retrying lives in `retry.py`, pacing in `pacing.py`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import cast
@@ -18,6 +19,8 @@ from .errors import ThrottleDetails, ThrottleKind
 from .messages import RateLimitInfo
 
 __all__ = [
+    "NO_RATE_LIMIT_HEADERS",
+    "RateLimitHeaders",
     "ThrottleDetails",
     "ThrottleKind",
     "parse_duration",
@@ -42,30 +45,37 @@ _UNIT_SECONDS = {
     "ns": 1e-9,
 }
 
-# (remaining, reset) pairs read from a throttled answer; the reset is a Go duration
-# (OpenAI) or an RFC 3339 time (Anthropic).
-_RESET_HEADERS = (
-    ("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
-    ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
-    ("anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset"),
-    ("anthropic-ratelimit-tokens-remaining", "anthropic-ratelimit-tokens-reset"),
-    ("anthropic-ratelimit-input-tokens-remaining", "anthropic-ratelimit-input-tokens-reset"),
-    ("anthropic-ratelimit-output-tokens-remaining", "anthropic-ratelimit-output-tokens-reset"),
-)
-# (limit, remaining, reset) of the request allowance, per provider family.
-_REQUEST_HEADERS = (
-    ("x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
-    (
-        "anthropic-ratelimit-requests-limit",
-        "anthropic-ratelimit-requests-remaining",
-        "anthropic-ratelimit-requests-reset",
-    ),
-)
+_RETRY_AFTER_NAMES = ("retry-after", "retry-after-ms")  # the HTTP standard's, and OpenAI's
 
-_REQUEST_NAMES = frozenset(name for names in _REQUEST_HEADERS for name in names)
-_RETRY_NAMES = frozenset(
-    ("retry-after", "retry-after-ms", *(name for names in _RESET_HEADERS for name in names))
-)
+
+@dataclass(frozen=True, slots=True)
+class RateLimitHeaders:
+    """The headers in which one provider reports its allowance (names in lower case).
+
+    Its adapter declares them; reading them is the same for every provider (here).
+    `requests`: (limit, remaining, reset) of the request allowance, read on every answer
+    to pace requests. `resets`: (remaining, reset) of each allowance, read on a throttled
+    answer that says no `retry-after`. A reset is a duration ("1.5s", "6m0s") or an
+    RFC 3339 time. `request_names` and `retry_names` are derived: the names each reading
+    looks for, so that it takes one pass over the headers.
+    """
+
+    requests: tuple[str, str, str] | None = None
+    resets: tuple[tuple[str, str], ...] = ()
+    request_names: frozenset[str] = field(init=False, repr=False, compare=False)
+    retry_names: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in (*(self.requests or ()), *(n for pair in self.resets for n in pair)):
+            if name != name.lower():
+                raise ValueError(f"rate-limit header names are lower case: {name!r}")
+        resets = (name for pair in self.resets for name in pair)
+        object.__setattr__(self, "request_names", frozenset(self.requests or ()))
+        object.__setattr__(self, "retry_names", frozenset((*_RETRY_AFTER_NAMES, *resets)))
+
+
+NO_RATE_LIMIT_HEADERS = RateLimitHeaders()
+"""A provider that reports no allowance: `retry-after` (and `retry-after-ms`) only."""
 
 
 def parse_duration(value: str) -> float | None:
@@ -89,18 +99,20 @@ def parse_duration(value: str) -> float | None:
 
 
 def retry_after_from_headers(
-    headers: Mapping[str, str], *, now: datetime | None = None
+    headers: Mapping[str, str],
+    known: RateLimitHeaders = NO_RATE_LIMIT_HEADERS,
+    *,
+    now: datetime | None = None,
 ) -> float | None:
     """How long a throttled answer's headers ask to wait, in seconds (None: they do not say).
 
     Read in order, the first usable one wins: `retry-after-ms`; `retry-after` (seconds or
-    an HTTP date); the rate-limit reset headers (OpenAI `x-ratelimit-reset-*`, Anthropic
-    `anthropic-ratelimit-*-reset`), taking the longest reset among the exhausted
-    allowances (remaining 0), or among all when none says it is exhausted. Names are
-    matched in any case; negative or malformed values are skipped. Only meaningful on a
-    throttled answer: a `retry-after` on a 200 asks nothing of us.
+    an HTTP date); the provider's reset headers (`known.resets`), taking the longest reset
+    among the exhausted allowances (remaining 0), or among all when none says it is
+    exhausted. Names are matched in any case; negative or malformed values are skipped.
+    Only meaningful on a throttled answer: a `retry-after` on a 200 asks nothing of us.
     """
-    found = _pick(headers, _RETRY_NAMES)
+    found = _pick(headers, known.retry_names)
     milliseconds = _number(found.get("retry-after-ms"))
     if milliseconds is not None:
         return milliseconds / 1000
@@ -113,7 +125,7 @@ def retry_after_from_headers(
             return seconds
     exhausted: list[float] = []
     resets: list[float] = []
-    for remaining_name, reset_name in _RESET_HEADERS:
+    for remaining_name, reset_name in known.resets:
         reset = _reset_seconds(found.get(reset_name), now)
         if reset is None:
             continue
@@ -127,30 +139,28 @@ def retry_after_from_headers(
 
 
 def rate_limit_info_from_headers(
-    headers: Mapping[str, str] | None, *, now: datetime | None = None
+    headers: Mapping[str, str] | None,
+    known: RateLimitHeaders,
+    *,
+    now: datetime | None = None,
 ) -> RateLimitInfo | None:
-    """The request allowance a response reports (OpenAI or Anthropic headers), else None.
+    """The request allowance an answer reports in the provider's headers, else None.
 
     Called on every response: one pass over the headers, a few microseconds.
     """
-    if not headers:
+    if not headers or known.requests is None:
         return None
-    found = _pick(headers, _REQUEST_NAMES)
+    found = _pick(headers, known.request_names)
     if not found:
         return None
-    for limit_name, remaining_name, reset_name in _REQUEST_HEADERS:
-        limit = found.get(limit_name)
-        remaining = found.get(remaining_name)
-        reset = found.get(reset_name)
-        if limit is None and remaining is None and reset is None:
-            continue
-        return RateLimitInfo(
-            limit_requests=_integer(limit),
-            remaining_requests=_integer(remaining),
-            reset_requests=_reset_seconds(reset, now),
-            reset_is_time=isinstance(reset, str) and parse_duration(reset) is None,
-        )
-    return None  # pragma: no cover - `found` holds one of the names
+    limit_name, remaining_name, reset_name = known.requests
+    reset = found.get(reset_name)
+    return RateLimitInfo(
+        limit_requests=_integer(found.get(limit_name)),
+        remaining_requests=_integer(found.get(remaining_name)),
+        reset_requests=_reset_seconds(reset, now),
+        reset_is_time=isinstance(reset, str) and parse_duration(reset) is None,
+    )
 
 
 def _pick(headers: Mapping[str, str], names: frozenset[str]) -> dict[str, object]:
