@@ -10,17 +10,17 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
+from tests.helpers.adapters import PROVIDERS, make_adapter
+from tests.helpers.prompts import Answer, CityParams, weather
 from wink import (
     InvalidArgumentError,
     MarkdownSection,
     Prompt,
     PromptStream,
-    RetryPolicy,
     RoundFinished,
     Session,
     StreamEvent,
@@ -29,45 +29,12 @@ from wink import (
     Tool,
     ToolCallReady,
     ToolCallStarted,
-    ToolContext,
     ToolInvoked,
-    ToolResult,
     UsageReported,
-    create_adapter,
 )
-from wink.adapters.base import ProviderAdapter
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 
-PROVIDERS = ["openai", "openai-responses", "anthropic", "google"]
-MODELS = {
-    "openai": "gpt-4.1",
-    "openai-responses": "gpt-4.1",
-    "anthropic": "claude-sonnet-4-6",
-    "google": "gemini-2.5-flash",
-}
 STREAM_FLAGS = ("stream", "stream_options")
-
-
-@dataclass(frozen=True)
-class CityParams:
-    city: str
-
-
-@dataclass(frozen=True)
-class Weather:
-    summary: str
-
-
-@dataclass(frozen=True)
-class Answer:
-    city: str
-    degrees: int
-
-
-def weather(params: CityParams, *, context: ToolContext) -> ToolResult[Weather]:
-    if params.city != "Paris":
-        return ToolResult.error(f"no station in {params.city}")
-    return ToolResult.ok(Weather("sunny"), message="report")
 
 
 def make_prompt(output_type: type[Any] | None = None) -> Prompt:
@@ -98,16 +65,6 @@ def provider(request: pytest.FixtureRequest) -> str:
 def emulator() -> Iterator[ProviderEmulator]:
     with ProviderEmulator(stream_chunk_size=5) as emu:
         yield emu
-
-
-def make_adapter(provider: str, emu: ProviderEmulator, **options: Any) -> ProviderAdapter:
-    options.setdefault("retry_policy", RetryPolicy(max_attempts=1))
-    options.setdefault("api_key", "sk-test-streaming-0123456789")
-    return create_adapter(
-        f"{provider}:{MODELS[provider]}",
-        base_url=emu.base_url(provider),  # type: ignore[arg-type]
-        **options,
-    )
 
 
 def collect(stream: PromptStream[Any]) -> list[StreamEvent]:

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.adapters import KEY as SECRET
+from tests.helpers.adapters import PROVIDERS, make_adapter
 from wink import (
     Deadline,
     DeadlineExceededError,
@@ -35,19 +37,10 @@ from wink import (
     ToolInvoked,
     ToolResult,
     WinkError,
-    create_adapter,
 )
 from wink.adapters.base import ProviderAdapter
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 
-PROVIDERS = ["openai", "openai-responses", "anthropic", "google"]
-MODELS = {
-    "openai": "gpt-4.1",
-    "openai-responses": "gpt-4.1",
-    "anthropic": "claude-sonnet-4-6",
-    "google": "gemini-2.5-flash",
-}
-SECRET = "sk-test-THIS-KEY-MUST-NEVER-LEAK-0123456789"
 TEXT = "The forecast for Paris: sunny all day, light wind, 21 degrees at noon."
 AFTER = 6  # events before a fault: some text has been yielded on every wire format
 RETRY = RetryPolicy(max_attempts=3, initial_delay=0.0, max_delay=0.0, jitter=0.0)
@@ -92,16 +85,6 @@ def provider(request: pytest.FixtureRequest) -> str:
 def emulator() -> Iterator[ProviderEmulator]:
     with ProviderEmulator(stream_chunk_size=5) as emu:
         yield emu
-
-
-def make_adapter(provider: str, emu: ProviderEmulator, **options: Any) -> ProviderAdapter:
-    options.setdefault("retry_policy", RetryPolicy(max_attempts=1))
-    options.setdefault("api_key", SECRET)
-    return create_adapter(
-        f"{provider}:{MODELS[provider]}",
-        base_url=emu.base_url(provider),  # type: ignore[arg-type]
-        **options,
-    )
 
 
 def drain(adapter: ProviderAdapter, session: Session) -> tuple[list[StreamEvent], Any]:

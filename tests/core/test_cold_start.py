@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from tests.helpers.throttling import virtual_time_loop
+from tests.helpers.throttling import run_jobs, virtual_time_loop
 from wink.core.errors import ThrottleDetails, ThrottleError
 from wink.core.messages import RateLimitInfo
 from wink.core.pacing import PaceOp, RequestPacer
@@ -217,22 +217,7 @@ def simulate(*, initial_window: int = 4, seed: int = 7) -> tuple[float, int, int
                 )
             await pacer.on_response(None)
 
-        jobs = iter(range(300))
-        failed = 0
-
-        async def worker() -> None:
-            nonlocal failed
-            for _ in jobs:
-                try:
-                    await policy.call(request)
-                except ThrottleError:
-                    failed += 1
-
-        async def run_all() -> float:
-            await asyncio.gather(*(worker() for _ in range(50)))
-            return loop.time()
-
-        wall = loop.run_until_complete(run_all())
+        wall, failed = run_jobs(loop, policy, request)
         return wall, throttled, failed
 
 

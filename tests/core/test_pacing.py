@@ -8,13 +8,17 @@ import itertools
 import math
 import random
 import time
-from collections.abc import Callable, Coroutine
-from typing import Any
 
 import pytest
 
 from tests.helpers.threads import on_threads
-from tests.helpers.throttling import FakeClock, FakeDeadline, fake_pacer, virtual_time_loop
+from tests.helpers.throttling import (
+    FakeClock,
+    FakeDeadline,
+    fake_pacer,
+    run_jobs,
+    virtual_time_loop,
+)
 from tests.helpers.wire import load_recording
 from wink.adapters import anthropic, openai
 from wink.core.errors import ThrottleDetails, ThrottleError
@@ -200,27 +204,8 @@ def simulate(*, pace: bool, seed: int = 7) -> tuple[float, int, int]:
             if pace:
                 pacer.answered(rate_limit_info_from_headers(headers, openai.RATE_LIMIT_HEADERS))
 
-        jobs = iter(range(300))
-        failed = 0
-
-        async def worker() -> None:
-            nonlocal failed
-            for _ in jobs:
-                try:
-                    await policy.call(request)
-                except ThrottleError:
-                    failed += 1
-
-        async def run_all() -> float:
-            await asyncio.gather(*(worker() for _ in range(50)))
-            return loop.time()
-
-        wall = run(loop, run_all)
+        wall, failed = run_jobs(loop, policy, request)
         return wall, throttled, failed
-
-
-def run(loop: asyncio.AbstractEventLoop, main: Callable[[], Coroutine[Any, Any, float]]) -> float:
-    return loop.run_until_complete(main())
 
 
 def test_pacing_a_burst_one_bucket_is_near_ideal_with_few_throttles() -> None:

@@ -7,7 +7,7 @@ import asyncio
 import math
 import random
 import selectors
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -15,6 +15,7 @@ from tenacity import AsyncRetrying, RetryCallState
 
 from wink.core.errors import ThrottleDetails, ThrottleError, ThrottleKind
 from wink.core.pacing import RequestPacer
+from wink.core.retry import RetryPolicy
 
 
 def throttled(
@@ -106,3 +107,31 @@ def virtual_time_loop(seed: int) -> Generator[asyncio.AbstractEventLoop]:
     finally:
         random.setstate(state)
         loop.close()
+
+
+def run_jobs(
+    loop: asyncio.AbstractEventLoop,
+    policy: RetryPolicy,
+    request: Callable[[], Awaitable[None]],
+    *,
+    jobs: int = 300,
+    workers: int = 50,
+) -> tuple[float, int]:
+    """(the loop's time when done, requests that failed): `jobs` requests sent by
+    `workers` concurrent workers, each request retried by `policy`."""
+    pending = iter(range(jobs))
+    failed = 0
+
+    async def worker() -> None:
+        nonlocal failed
+        for _ in pending:
+            try:
+                await policy.call(request)
+            except ThrottleError:
+                failed += 1
+
+    async def run_all() -> float:
+        await asyncio.gather(*(worker() for _ in range(workers)))
+        return loop.time()
+
+    return loop.run_until_complete(run_all()), failed
