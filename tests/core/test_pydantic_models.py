@@ -158,7 +158,7 @@ def test_a_model_is_a_prompt_s_output_type() -> None:
     assert spec.schema == PLAN.parameters_schema
     text = '```json\n{"stops": [{"city": "Oslo", "country": "NO"}], "days": 3}\n```'
     assert parse_output(Trip, text) == Trip(stops=[Place(city="Oslo", country="NO")], days=3)
-    adapter = ScriptedAdapter([final({"stops": [], "days": 1})])
+    adapter = ScriptedAdapter([final({"stops": [], "days": 0}), final({"stops": [], "days": 1})])
     response = adapter.evaluate(make_prompt(Trip), session=Session())
     assert response.output == Trip(stops=[], days=1)
 

@@ -103,11 +103,15 @@ def render_tool_result(result: ToolResult[Any]) -> str:
     return _scrub_surrogates(text)
 
 
-def format_validation_error(error: ValidationError) -> str:
-    """One line per failing field: `field: why`, so the model can fix exactly that."""
+def format_validation_error(error: ValidationError, *, whole: str = "arguments") -> str:
+    """One part per failing field: `field: why`, so the model can fix exactly that.
+
+    `whole` names what failed when the failure is not one field's (JSON that does not
+    parse, a value of the wrong type altogether).
+    """
     parts: list[str] = []
     for item in error.errors(include_url=False):
-        location = ".".join(str(part) for part in item["loc"]) or "arguments"
+        location = ".".join(str(part) for part in item["loc"]) or whole
         parts.append(f"{location}: {item['msg']}")
     return "; ".join(parts)
 
