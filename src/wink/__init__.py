@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from .core.retry import RetryPolicy
     from .core.session import (
         AdapterSwitched,
+        OutputRejected,
         PromptExecuted,
         PromptFailed,
         PromptRendered,
@@ -109,6 +110,7 @@ __all__ = [
     "ModelSettings",
     "OpenAIAdapter",
     "OpenAIResponsesAdapter",
+    "OutputRejected",
     "Prompt",
     "PromptError",
     "PromptEvaluationError",
@@ -186,6 +188,7 @@ _LAZY: dict[str, str] = {
     "OpenAIAdapter": "wink.adapters.openai",
     "OpenAIResponsesAdapter": "wink.adapters.openai_responses",
     "Prompt": "wink.core.prompt",
+    "OutputRejected": "wink.core.session",
     "PromptExecuted": "wink.core.session",
     "PromptFailed": "wink.core.session",
     "RequestRetried": "wink.core.session",

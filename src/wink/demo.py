@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, cast
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from . import (
     ConfigurationError,
@@ -146,12 +146,15 @@ def _script() -> list[Turn | Fault]:
 def format_arguments(params: object) -> str:
     """Tool arguments as `name=value, ...` with JSON values, however they arrived.
 
-    `ToolInvoked.params` is the parameter dataclass when the arguments were valid, else what
-    the provider sent: a JSON string (OpenAI) or a decoded object (Anthropic, Gemini).
+    `ToolInvoked.params` is the parameter dataclass (or model) when the arguments were
+    valid, else what the provider sent: a JSON string (OpenAI) or a decoded object
+    (Anthropic, Gemini).
     """
     values: Mapping[str, Any]
     if dataclasses.is_dataclass(params) and not isinstance(params, type):
         values = dataclasses.asdict(params)
+    elif isinstance(params, BaseModel):
+        values = params.model_dump(mode="json")
     elif isinstance(params, Mapping):
         values = cast(Mapping[str, Any], params)
     elif isinstance(params, str):

@@ -7,12 +7,11 @@ from the emulator's view of each request.
 from __future__ import annotations
 
 import logging
-from collections import deque
 from typing import Any
 
 import pytest
 
-from tests.helpers.adapters import KEY, MODELS, NO_RETRY, PROVIDERS, make_adapter
+from tests.helpers.adapters import KEY, MODELS, NO_RETRY, PROVIDERS, Recorder, make_adapter
 from tests.helpers.prompts import Answer, make_prompt
 from tests.helpers.threads import on_threads
 from wink import (
@@ -26,19 +25,7 @@ from wink import (
     ToolInvoked,
     create_adapter,
 )
-from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
-
-
-class Recorder:
-    """A script that serves queued turns and keeps the emulator's view of each request."""
-
-    def __init__(self, *turns: Turn) -> None:
-        self.turns = deque(turns)
-        self.seen: list[EmulatedRequest] = []
-
-    def __call__(self, request: EmulatedRequest) -> Turn | None:
-        self.seen.append(request)
-        return self.turns.popleft() if self.turns else None
+from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 
 
 @pytest.fixture(params=PROVIDERS)

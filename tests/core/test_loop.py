@@ -80,12 +80,13 @@ def test_structured_output_is_parsed() -> None:
     assert adapter.requests[0].output.name == "Answer"
 
 
-def test_structured_output_that_does_not_parse_is_a_response_error() -> None:
-    adapter = ScriptedAdapter([final({"city": "Paris"})])
+def test_structured_output_that_does_not_parse_is_a_response_error_without_retries() -> None:
+    adapter = ScriptedAdapter([final({"city": "Paris"})], max_output_retries=0)
     with pytest.raises(PromptEvaluationError) as info:
         adapter.evaluate(make_prompt(Answer), session=Session())
     assert info.value.phase == "response"
     assert "Answer" in str(info.value)
+    assert len(adapter.requests) == 1
 
 
 @pytest.mark.parametrize("reason", ["length", "content_filter", "refusal"])

@@ -212,6 +212,30 @@ def test_a_fallback_switch_is_an_event_and_each_provider_has_its_spans(
     assert root.attributes["wink.adapter"] == "google:gemini-2.5-flash"
 
 
+@dataclass(frozen=True)
+class Forecast:
+    city: str
+    degrees: int
+
+
+def test_a_rejected_structured_answer_is_an_event(
+    traced: Traced, emulator: ProviderEmulator
+) -> None:
+    emulator.set_script(
+        [Turn.text('{"city": "Paris"}'), Turn.json({"city": "Paris", "degrees": 21})]
+    )
+    prompt = Prompt(name="forecast", sections=PROMPT.sections, output_type=Forecast)
+    anthropic(emulator, traced).evaluate(prompt, session=Session())
+    (event,) = traced.root().events
+    assert event.name == "wink.output.rejected"
+    assert dict(event.attributes) == {
+        "wink.adapter": "anthropic:claude-sonnet-4-6",
+        "wink.output.via": "text",
+        "wink.attempt": 1,
+        "wink.output.problems": "degrees: Field required",
+    }
+
+
 def test_a_failed_evaluation_is_an_error_span(traced: Traced, emulator: ProviderEmulator) -> None:
     emulator.set_script([Fault.bad_request("messages: Field required")])
     with pytest.raises(PromptEvaluationError):

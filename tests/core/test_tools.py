@@ -240,7 +240,9 @@ def test_params_type_must_match_the_annotation() -> None:
 
 def test_params_type_must_be_a_dataclass() -> None:
     handler, _ = make_handler()
-    with pytest.raises(PromptValidationError, match="params_type must be a dataclass, got"):
+    with pytest.raises(
+        PromptValidationError, match="params_type must be a dataclass or a pydantic BaseModel, got"
+    ):
         Tool(name="t", description="d", handler=handler, params_type=dict)
 
 

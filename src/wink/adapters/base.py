@@ -45,6 +45,7 @@ from .options import (
     AdapterOptions,
     ModelSettings,
     as_bool,
+    check_output_retries,
     limit,
     optional_str,
     positive,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an 
 __all__ = ["AdapterOptions", "EncodedRequest", "ModelSettings", "ProviderAdapter", "WireRequest"]
 
 _DEFAULT_MAX_ROUNDS = 50  # = wink.core.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
+_DEFAULT_MAX_OUTPUT_RETRIES = 2  # = wink.core.answers.DEFAULT_MAX_OUTPUT_RETRIES
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +128,9 @@ class ProviderAdapter(StreamingMixin, Evaluator):
         )
         self.max_failed_tool_rounds: int | None = limit(
             options.get("max_failed_tool_rounds", 8), "max_failed_tool_rounds"
+        )
+        self.max_output_retries: int | None = check_output_retries(
+            options.get("max_output_retries", _DEFAULT_MAX_OUTPUT_RETRIES)
         )
         self.settings: ModelSettings = settings_from(options)
         unsupported = self.settings.set_fields() & self.unsupported_settings
@@ -196,6 +201,7 @@ class ProviderAdapter(StreamingMixin, Evaluator):
             else graceful_tool_errors,
             max_failed_tool_rounds=self.max_failed_tool_rounds,
             max_rounds=self.max_rounds if max_rounds is None else max_rounds,
+            max_output_retries=self.max_output_retries,
             telemetry=telemetry_for(self._telemetry),
         )
 

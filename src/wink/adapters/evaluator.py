@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Self
 
 from ..core.runtime import run_sync
@@ -34,6 +35,19 @@ class Evaluator(ABC):
     ) -> tuple[ModelClient, LoopSettings]:
         """What serves this evaluation's rounds, and the loop's settings for it."""
 
+    def _planned(
+        self,
+        session: Session,
+        graceful_tool_errors: bool | None,
+        max_rounds: int | None,
+        max_output_retries: int | None,
+    ) -> tuple[ModelClient, LoopSettings]:
+        """`_plan`, with the call's `max_output_retries` (None: the adapter's)."""
+        client, settings = self._plan(session, graceful_tool_errors, max_rounds)
+        if max_output_retries is not None:
+            settings = replace(settings, max_output_retries=max_output_retries)
+        return client, settings
+
     async def evaluate_async(
         self,
         prompt: Prompt[OutputT],
@@ -43,17 +57,22 @@ class Evaluator(ABC):
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
+        max_output_retries: int | None = None,
     ) -> PromptResponse[OutputT]:
         """Evaluate `prompt` to a final answer; raises only `WinkError`.
 
         Runs on the caller's event loop and never blocks it (sync clients and sync tools
-        run on worker threads). `max_rounds` and `graceful_tool_errors` override the
-        adapter's for this call.
+        run on worker threads). `max_rounds`, `graceful_tool_errors` and
+        `max_output_retries` override the adapter's for this call.
         """
         from ..core.loop import run_evaluation
 
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        client, settings = self._plan(session, graceful_tool_errors, max_rounds)
+        check_arguments(
+            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+        )
+        client, settings = self._planned(
+            session, graceful_tool_errors, max_rounds, max_output_retries
+        )
         return await run_evaluation(
             client, prompt, session=session, settings=settings, deadline=deadline, budget=budget
         )
@@ -67,10 +86,13 @@ class Evaluator(ABC):
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
+        max_output_retries: int | None = None,
     ) -> PromptResponse[OutputT]:
         """The sync form of `evaluate_async`; also safe inside a running event loop
         (Jupyter), where it runs on a worker thread."""
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        check_arguments(
+            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+        )
         return run_sync(
             self.evaluate_async(
                 prompt,
@@ -79,6 +101,7 @@ class Evaluator(ABC):
                 budget=budget,
                 graceful_tool_errors=graceful_tool_errors,
                 max_rounds=max_rounds,
+                max_output_retries=max_output_retries,
             )
         )
 
@@ -91,13 +114,16 @@ class Evaluator(ABC):
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
+        max_output_retries: int | None = None,
     ) -> PromptStream[OutputT]:
         """`evaluate`, streamed: `with adapter.stream(...) as stream: for event in stream`,
         then `stream.response`. Same arguments, same loop, same contract; the iteration
         raises only `WinkError` (docs/streaming.md)."""
         from ..core.stream import PromptStream
 
-        start = self._start(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        start = self._start(
+            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+        )
         return PromptStream(start)
 
     def stream_async(
@@ -109,12 +135,15 @@ class Evaluator(ABC):
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
+        max_output_retries: int | None = None,
     ) -> AsyncPromptStream[OutputT]:
         """`evaluate_async`, streamed: `async with adapter.stream_async(...) as stream:
         async for event in stream`, then `stream.response`."""
         from ..core.stream import AsyncPromptStream
 
-        start = self._start(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        start = self._start(
+            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+        )
         return AsyncPromptStream(start)
 
     def _start(
@@ -125,12 +154,17 @@ class Evaluator(ABC):
         budget: Budget | None,
         graceful_tool_errors: bool | None,
         max_rounds: int | None,
+        max_output_retries: int | None,
     ) -> StreamStart[OutputT]:
         """The evaluation a stream runs once it has its channel (the loop's sink)."""
         from ..core.loop import run_evaluation
 
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        client, settings = self._plan(session, graceful_tool_errors, max_rounds)
+        check_arguments(
+            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+        )
+        client, settings = self._planned(
+            session, graceful_tool_errors, max_rounds, max_output_retries
+        )
 
         def start(channel: EventChannel) -> Any:
             return run_evaluation(

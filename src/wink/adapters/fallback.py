@@ -29,7 +29,7 @@ from ..core.errors import (
     ThrottleError,
     WinkError,
 )
-from ..core.loop import LoopSettings, record_retry
+from ..core.loop import LoopSettings, publish, record_retry
 from ..core.messages import (
     AssistantMessage,
     Message,
@@ -42,7 +42,7 @@ from ..core.retry import RetryPolicy
 from ..core.runner import Runner
 from ..core.session import AdapterSwitched, Session
 from ..core.stream_events import RoundRestarted
-from ..core.telemetry import current_trace, telemetry_for
+from ..core.telemetry import telemetry_for
 from .base import ProviderAdapter
 from .evaluator import Evaluator
 from .options import telemetry_option
@@ -126,9 +126,9 @@ class FallbackAdapter(Evaluator):
     `fallback_on(error)` decides whether a failure moves the evaluation to the next
     adapter (default: `throttled`). The deadline and budget given to `evaluate` span all
     adapters. Loop settings (`max_rounds`, `graceful_tool_errors`,
-    `max_failed_tool_rounds`) are the first adapter's; each adapter keeps its own retry
-    policy, timeout and model settings. `cooldown` / `max_cooldown`: see
-    `CircuitBreaker`. `close()` / `aclose()` close every adapter. When every adapter
+    `max_failed_tool_rounds`, `max_output_retries`) are the first adapter's; each adapter
+    keeps its own retry policy, timeout and model settings. `cooldown` / `max_cooldown`:
+    see `CircuitBreaker`. `close()` / `aclose()` close every adapter. When every adapter
     failed, the evaluation raises `AllAdaptersFailedError` (`AllAdaptersThrottledError`,
     a `ThrottleError`, when each was throttled).
     """
@@ -340,10 +340,7 @@ class _Chain:
             to_adapter=self._adapters[index].name,
             error=reason,
         )
-        trace = current_trace()
-        if trace is not None:
-            trace.record(event)
-        self._session.dispatch(event)
+        publish(self._session, event)
 
     def _exhausted(
         self, prompt_name: str, failures: dict[int, WinkError], waits: dict[int, float | None]

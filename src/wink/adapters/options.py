@@ -21,6 +21,7 @@ __all__ = [
     "Thinking",
     "as_bool",
     "check_arguments",
+    "check_output_retries",
     "limit",
     "optional_str",
     "positive",
@@ -157,7 +158,9 @@ class AdapterOptions(TypedDict, total=False):
     `base_url` (a compatible server, a proxy, the emulator), `api_key` (else the
     provider's environment variable), `timeout` (seconds per request attempt).
     Behaviour: `retry_policy`, `graceful_tool_errors`, `max_rounds` (model turns per
-    evaluation, default 50), `max_failed_tool_rounds` (default 8).
+    evaluation, default 50), `max_failed_tool_rounds` (default 8), `max_output_retries`
+    (how many structured answers that do not validate the model may correct, default 2;
+    0 fails on the first, None sets no limit but `max_rounds`).
     Sampling: `settings` (a `ModelSettings`), or its fields one by one: `temperature`,
     `max_tokens`, `top_p`, `stop`, `seed`, `thinking` (a `Thinking`, an effort such as
     "high", or a token budget such as 2048), `extra_body`.
@@ -175,6 +178,7 @@ class AdapterOptions(TypedDict, total=False):
     graceful_tool_errors: bool
     max_rounds: int | None
     max_failed_tool_rounds: int | None
+    max_output_retries: int | None
     settings: ModelSettings | None
     temperature: float | None
     max_tokens: int | None
@@ -208,6 +212,7 @@ def check_arguments(
     budget: object,
     graceful_tool_errors: object,
     max_rounds: object,
+    max_output_retries: object = None,
 ) -> None:
     """Wrong types fail here, at the call, before anything is rendered or sent."""
     from ..core.limits import Budget, Deadline
@@ -243,6 +248,17 @@ def check_arguments(
             f"max_rounds must be an int >= 1 or None, got {max_rounds!r}",
             argument="max_rounds",
         )
+    check_output_retries(max_output_retries, per_call=True)
+
+
+def check_output_retries(value: object, *, per_call: bool = False) -> int | None:
+    """`max_output_retries` checked: an int >= 0 or None (a call's None: the adapter's)."""
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        message = f"max_output_retries must be an int >= 0 or None, got {value!r}"
+        if per_call:
+            raise InvalidArgumentError(message, argument="max_output_retries")
+        raise ConfigurationError(message, option="max_output_retries")
+    return value
 
 
 def settings_from(options: Mapping[str, Any]) -> ModelSettings:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from .errors import (
@@ -82,28 +82,36 @@ class UnsendableValueError(WinkError, ValueError):
 def render_tool_result(result: ToolResult[Any]) -> str:
     """The text the model reads: the message, plus the value as JSON unless excluded.
 
-    Raises `UnsendableValueError` for a value pydantic cannot serialise (an `object()`, a
-    socket, a set of such): sending its `repr` would hand the model a meaningless
-    `<object at 0x...>`; the executor turns that into a failed result instead. Lone
-    surrogates, which no provider can receive, become U+FFFD.
+    A pydantic `BaseModel` value is sent as its own JSON (`model_dump(mode="json")`: its
+    serializers, excluded fields and alias settings apply). Raises `UnsendableValueError`
+    for a value pydantic cannot serialise (an `object()`, a socket, a set of such):
+    sending its `repr` would hand the model a meaningless `<object at 0x...>`; the
+    executor turns that into a failed result instead. Lone surrogates, which no provider
+    can receive, become U+FFFD.
     """
     if not result.success or result.value is None or result.exclude_value_from_context:
         return _scrub_surrogates(result.message)
+    value = result.value
     try:
-        payload = json.dumps(to_jsonable_python(result.value), ensure_ascii=False)
+        plain = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+        payload = json.dumps(to_jsonable_python(plain), ensure_ascii=False)
     except (ValueError, TypeError, RecursionError) as error:
         raise UnsendableValueError(
-            f"{type(result.value).__name__} is not JSON-serialisable ({error})"
+            f"{type(value).__name__} is not JSON-serialisable ({error})"
         ) from error
     text = f"{result.message}\n{payload}" if result.message else payload
     return _scrub_surrogates(text)
 
 
-def format_validation_error(error: ValidationError) -> str:
-    """One line per failing field: `field: why`, so the model can fix exactly that."""
+def format_validation_error(error: ValidationError, *, whole: str = "arguments") -> str:
+    """One part per failing field: `field: why`, so the model can fix exactly that.
+
+    `whole` names what failed when the failure is not one field's (JSON that does not
+    parse, a value of the wrong type altogether).
+    """
     parts: list[str] = []
     for item in error.errors(include_url=False):
-        location = ".".join(str(part) for part in item["loc"]) or "arguments"
+        location = ".".join(str(part) for part in item["loc"]) or whole
         parts.append(f"{location}: {item['msg']}")
     return "; ".join(parts)
 

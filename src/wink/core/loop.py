@@ -1,7 +1,8 @@
 """THE evaluation loop, written once for every provider.
 
 render -> request -> parse -> execute tool calls (failures included) -> repeat until a
-final answer -> parse structured output -> `PromptResponse`.
+final answer -> parse structured output (an answer that does not validate goes back to
+the model: `wink.core.answers`) -> `PromptResponse`.
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any, Generic, Protocol, cast
+from typing import Any, Generic, Protocol
 
-from pydantic import ValidationError
-
+from .answers import DEFAULT_MAX_OUTPUT_RETRIES, Rejection, StructuredAnswers
 from .errors import (
     DeadlineExceededError,
     EvaluationPhase,
@@ -31,15 +31,15 @@ from .messages import (
     ModelResponse,
     OutputSpec,
     ToolCall,
-    ToolResultMessage,
     ToolSpec,
     Usage,
     UserMessage,
     is_output_tool,
 )
-from .prompt import OutputT, Prompt, parse_output
+from .prompt import OutputT, Prompt
 from .retry import RetryPolicy
 from .session import (
+    OutputRejected,
     PromptExecuted,
     PromptFailed,
     PromptRendered,
@@ -52,10 +52,12 @@ from .stream_events import EventSink, RoundFinished, RoundRestarted
 from .telemetry import Telemetry, current_trace, traced_evaluation
 
 __all__ = [
+    "DEFAULT_MAX_OUTPUT_RETRIES",
     "DEFAULT_MAX_ROUNDS",
     "LoopSettings",
     "ModelClient",
     "PromptResponse",
+    "publish",
     "run_evaluation",
 ]
 
@@ -97,6 +99,7 @@ class LoopSettings:
     graceful_tool_errors: bool = True
     max_failed_tool_rounds: int | None = 8
     max_rounds: int | None = DEFAULT_MAX_ROUNDS
+    max_output_retries: int | None = DEFAULT_MAX_OUTPUT_RETRIES  # see wink.core.answers
     telemetry: Telemetry | None = None  # spans (wink.core.telemetry); None: no tracing
 
 
@@ -213,6 +216,11 @@ async def _evaluate(
     thoughts: list[str] = []
     failed_rounds = 0
     output: Any = None
+    answers = (
+        StructuredAnswers(rendered.output_type, settings.max_output_retries, name)
+        if rendered.output_type is not None
+        else None
+    )
     with prompt.resources.open_scope() as scope:
         executor = ToolExecutor(
             {tool.name: tool for tool in rendered.tools},
@@ -248,18 +256,29 @@ async def _evaluate(
                     )
                 continue
             calls, answer = _split_output_call(response, rendered.output)
-            if answer is not None and rendered.output_type is not None:
-                output, problem = _parse_output_call(answer, rendered.output_type)
-            else:
-                problem = None
             if response.finish_reason == "error" or (not calls and answer is None):
+                _check_finished(client, response, rendered.output_type, name)
+                reply: Message | None = None
+                if answers is not None:
+                    output, rejected = answers.parse_text(response.text or "")
+                    if rejected is not None:
+                        reply = _reject(session, client, progress.rounds, answers, rejected, sink)
                 if sink is not None:
                     await sink.send(
                         [RoundFinished(progress.rounds, response.finish_reason, response.usage, 0)]
                     )
-                output = _finish(client, response, rendered.output_type, name)
-                final_text = response.text
-                break
+                if reply is None:
+                    final_text = response.text
+                    break
+                if response.text:  # the answer stays in the transcript, the reply follows
+                    messages.append(_echo(response))
+                messages.append(reply)
+                continue
+            reply = None
+            if answer is not None and answers is not None:
+                output, rejected = answers.parse_call(answer)
+                if rejected is not None:  # past the limit, the turn's other calls do not run
+                    reply = _reject(session, client, progress.rounds, answers, rejected, sink)
             messages.append(_echo(response))
             progress.phase = "tool"
             executor.adapter = client.name  # the adapter that served this round (fallback)
@@ -279,21 +298,19 @@ async def _evaluate(
                 await sink.send([finished])
             messages.extend(execution.to_message() for execution in executions)
             invocations.extend(session[ToolInvoked][-len(executions) :] if executions else ())
-            if answer is not None and problem is None:
+            if answer is not None and reply is None:
                 # The structured answer, given through its tool: the evaluation ends here;
                 # the calls beside it in the same turn have run (nothing is dropped).
                 final_text = answer.arguments_json()
                 response = replace(response, finish_reason="stop")
                 break
-            if answer is not None:
-                messages.append(
-                    ToolResultMessage(answer.id, answer.name, cast(str, problem), success=False)
-                )
-            failed = _all_failed(executions) and (answer is None or problem is not None)
-            failed_rounds = failed_rounds + 1 if failed else 0
+            if reply is not None:
+                messages.append(reply)
+            if executions:  # a rejected answer alone is counted by max_output_retries
+                failed_rounds = failed_rounds + 1 if _all_failed(executions) else 0
             failed_limit = settings.max_failed_tool_rounds
             if failed_limit is not None and failed_rounds >= failed_limit:
-                last = problem if problem is not None else executions[-1].result.message
+                last = executions[-1].result.message
                 raise PromptEvaluationError(
                     f"{failed_rounds} consecutive tool rounds failed; last failure: {last}",
                     prompt_name=name,
@@ -318,11 +335,16 @@ async def _evaluate(
         rounds=progress.rounds,
         thinking=result.thinking,
     )
+    publish(session, executed)
+    return result
+
+
+def publish(session: Session, event: object) -> None:
+    """An event of this evaluation: on its trace (if traced), then in the session."""
     trace = current_trace()
     if trace is not None:
-        trace.record(executed)
-    session.dispatch(executed)
-    return result
+        trace.record(event)
+    session.dispatch(event)
 
 
 def _note_thinking(
@@ -374,15 +396,33 @@ def _split_output_call(
     return tuple(calls), answer
 
 
-def _parse_output_call(call: ToolCall, output_type: type[Any]) -> tuple[Any, str | None]:
-    """(the parsed output, None) or (None, what to tell the model so it can fix it)."""
-    try:
-        return parse_output(output_type, call.arguments_json()), None
-    except (ValidationError, ValueError) as error:
-        return None, (
-            f"The final answer does not match {output_type.__name__}: {error}. "
-            f"Call {call.name} again with arguments that match its schema."
-        )
+def _reject(
+    session: Session,
+    client: ModelClient,
+    round_number: int,
+    answers: StructuredAnswers,
+    rejected: Rejection,
+    sink: EventSink | None,
+) -> Message:
+    """Record a structured answer that did not validate (session, trace, stream); raise
+    past `max_output_retries`, else return what the model reads next."""
+    event = OutputRejected(
+        prompt_name=answers.prompt_name,
+        adapter=client.name,
+        round=round_number,
+        attempt=rejected.attempt,
+        via=rejected.via,
+        answer=rejected.answer,
+        problems=rejected.problems,
+        error=rejected.error,
+    )
+    publish(session, event)
+    if sink is not None:
+        sink.put([event])
+    if answers.exhausted(rejected):
+        payload = client.redact(rejected.payload())
+        raise answers.failure(rejected, payload) from rejected.error
+    return answers.reply(rejected)
 
 
 async def _request(
@@ -441,40 +481,28 @@ def record_retry(
         wait=timedelta(seconds=wait),
         status_code=error.details.status_code,
     )
-    trace = current_trace()
-    if trace is not None:
-        trace.record(event)
-    session.dispatch(event)
+    publish(session, event)
 
 
 def _all_failed(executions: Sequence[ToolExecution]) -> bool:
     return all(not execution.result.success for execution in executions)
 
 
-def _finish(
+def _check_finished(
     client: ModelClient, response: ModelResponse, output_type: type[Any] | None, name: str
-) -> Any:
+) -> None:
+    """Raise when the final turn is no answer at all (cut off, refused, blocked, empty);
+    a structured answer is then parsed by `StructuredAnswers`."""
     raw = client.redact(response.raw) if response.raw is not None else None
     problem = _UNFINISHED.get(response.finish_reason)  # "error" too, even with calls
     if problem is not None:
         raise PromptEvaluationError(
             problem, prompt_name=name, phase="response", provider_payload=raw
         )
-    if output_type is None:
-        if not response.text:
-            raise PromptEvaluationError(
-                "the model returned neither text nor tool calls",
-                prompt_name=name,
-                phase="response",
-                provider_payload=raw,
-            )
-        return None
-    try:
-        return parse_output(output_type, response.text or "")
-    except (ValidationError, ValueError) as error:
+    if output_type is None and not response.text:
         raise PromptEvaluationError(
-            f"structured output does not match {output_type.__name__}: {error}",
+            "the model returned neither text nor tool calls",
             prompt_name=name,
             phase="response",
-            provider_payload=client.redact({"text": response.text}),
-        ) from error
+            provider_payload=raw,
+        )

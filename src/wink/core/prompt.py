@@ -35,7 +35,7 @@ from typing_extensions import TypeVar
 from .errors import PromptRenderError, PromptValidationError, VisibilityExpansionRequired
 from .messages import OutputSpec
 from .resources import ResourceBinding, ResourceFactory, ResourceRegistry
-from .tools import Tool, ToolContext, ToolResult, inline_schema_refs
+from .tools import Tool, ToolContext, ToolResult, inline_schema_refs, is_model_type
 
 OutputT = TypeVar("OutputT", default=None)  # a prompt without output_type gives None
 
@@ -417,9 +417,9 @@ class Prompt(Generic[OutputT]):
         kind = self.output_type
         if kind is None:
             return None
-        if not _is_dataclass_type(kind):
+        if not is_model_type(kind):
             raise PromptValidationError(
-                f"output_type must be a dataclass type, got {kind!r}",
+                f"output_type must be a dataclass or a pydantic BaseModel, got {kind!r}",
                 dataclass_type=_as_type(kind),
             )
         schema = inline_schema_refs(_type_adapter(kind).json_schema())

@@ -19,7 +19,9 @@ from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, TypeVar, cast, overload
+from typing import Any, Literal, TypeVar, cast, overload
+
+from pydantic import ValidationError
 
 from .errors import (
     EvaluationPhase,
@@ -34,6 +36,7 @@ from .tools import ToolResult
 
 __all__ = [
     "AdapterSwitched",
+    "OutputRejected",
     "PromptExecuted",
     "PromptFailed",
     "PromptRendered",
@@ -83,6 +86,27 @@ class ToolInvoked:
     result: ToolResult[Any]
     error: BaseException | None = None
     duration: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRejected:
+    """A structured answer of round `round` did not validate as the prompt's output type.
+
+    `via` is how it came: "text" (the provider's JSON output) or "tool" (a call to the
+    `final_result_*` output tool); `answer` is that text or the call's arguments.
+    `problems` is what the model was told (`field: why; ...`), `error` pydantic's own.
+    `attempt` counts the evaluation's rejected answers from 1: the model is asked again
+    while it stays within `max_output_retries`, else the evaluation fails.
+    """
+
+    prompt_name: str
+    adapter: str
+    round: int
+    attempt: int
+    via: Literal["text", "tool"]
+    answer: str
+    problems: str
+    error: ValidationError = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)

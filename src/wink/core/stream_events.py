@@ -2,8 +2,9 @@
 
 One round is one provider request and the tools it asked for. Its events come in this
 order: `TextDelta` / `ThinkingDelta` / `ToolCallStarted` / `ToolCallReady` as the
-provider sends them, `UsageReported` when it reports usage, then a `ToolInvoked` as
-each of the round's tools finishes, then `RoundFinished`. A round the `RetryPolicy`
+provider sends them, `UsageReported` when it reports usage, an `OutputRejected` when its
+structured answer did not validate, then a `ToolInvoked` as each of the round's tools
+finishes, then `RoundFinished`. A round the `RetryPolicy`
 restarts after some of its events were yielded starts over after a `RoundRestarted`.
 """
 
@@ -15,7 +16,7 @@ from typing import Any, Literal, Protocol
 
 from .errors import ThrottleError
 from .messages import FinishReason, ModelResponse, Usage
-from .session import ToolInvoked
+from .session import OutputRejected, ToolInvoked
 
 __all__ = [
     "AsyncPull",
@@ -116,6 +117,7 @@ StreamEvent = (
     | RoundFinished
     | RoundRestarted
     | ToolInvoked
+    | OutputRejected
 )
 
 

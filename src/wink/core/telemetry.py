@@ -228,6 +228,7 @@ class EvaluationTrace:
             return
         from .session import (
             AdapterSwitched,
+            OutputRejected,
             PromptExecuted,
             PromptFailed,
             RequestRetried,
@@ -263,6 +264,16 @@ class EvaluationTrace:
                     "wink.fallback.to": event.to_adapter,
                     "error.type": _error_type(event.error),
                     "wink.fallback.error": str(event.error)[:1000],
+                },
+            )
+        elif isinstance(event, OutputRejected):
+            span.add_event(
+                "wink.output.rejected",
+                {
+                    "wink.adapter": event.adapter,
+                    "wink.output.via": event.via,
+                    "wink.attempt": event.attempt,
+                    "wink.output.problems": event.problems[:1000],
                 },
             )
         elif isinstance(event, PromptFailed):

@@ -14,7 +14,7 @@ from functools import cached_property
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from .errors import PromptValidationError
 
@@ -30,6 +30,7 @@ __all__ = [
     "ToolHandler",
     "ToolResult",
     "inline_schema_refs",
+    "is_model_type",
     "validate_tool_name",
 ]
 
@@ -106,6 +107,14 @@ class ToolContext:
 ToolHandler = Callable[..., "ToolResult[Any] | Awaitable[ToolResult[Any]]"]
 
 
+def is_model_type(value: object) -> bool:
+    """True for the classes wink takes as tool parameters and structured output: a
+    dataclass or a pydantic `BaseModel` subclass."""
+    return isinstance(value, type) and (
+        dataclasses.is_dataclass(value) or issubclass(value, BaseModel)
+    )
+
+
 def validate_tool_name(name: str) -> None:
     if not _TOOL_NAME.fullmatch(name):
         raise PromptValidationError(
@@ -120,9 +129,10 @@ class Tool(Generic[P, R]):
 
     The handler is called as `handler(params, context=context)` and may be sync or async;
     its signature is checked here, so a handler that cannot be called that way fails at
-    construction, not in the middle of an evaluation. The parameter dataclass is read
-    from the handler's first parameter annotation (or given as `params_type`) and the
-    result type from its `ToolResult[R]` return annotation. String annotations
+    construction, not in the middle of an evaluation. The parameter type (a dataclass
+    or a pydantic `BaseModel`) is read from the handler's first parameter annotation (or
+    given as `params_type`) and the result type from its `ToolResult[R]` return
+    annotation. String annotations
     (`from __future__ import annotations`) resolve against the handler's module, its
     closure and the locals of the function calling `Tool(...)`, so tools built inside a
     function work. `graceful=None` inherits the evaluation's `graceful_tool_errors`;
@@ -261,12 +271,12 @@ def _read_signature(
                 f"handler's first parameter annotation {annotated.__name__}",
                 dataclass_type=explicit_params,
             )
-    if not (isinstance(params_type, type) and dataclasses.is_dataclass(params_type)):
+    if not is_model_type(params_type):
         where = (
-            "params_type must be a dataclass"
+            "params_type must be a dataclass or a pydantic BaseModel"
             if explicit_params is not None
-            else "the handler's first parameter must be annotated with a dataclass "
-            "(or pass params_type=...)"
+            else "the handler's first parameter must be annotated with a dataclass or a "
+            "pydantic BaseModel (or pass params_type=...)"
         )
         raise PromptValidationError(
             f"tool {name!r}: {where}, got {params_type!r}",
@@ -374,8 +384,14 @@ def _result_type(annotation: Any) -> Any:
 
 
 def inline_schema_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """Inline `$defs` references: Gemini's schema dialect has no `$ref`."""
+    """`schema` with its `$defs` references inlined: Gemini's schema dialect takes none,
+    and a nested model's schema is clearer to a model written out where it is used.
+
+    A recursive type cannot be written out: its references stay, and so do the
+    definitions they need (under `$defs` at the root), so the schema stays whole.
+    """
     defs: Mapping[str, Any] = schema.get("$defs", {})
+    kept: set[str] = set()
 
     def resolve(node: Any, seen: frozenset[str]) -> Any:
         if isinstance(node, Mapping):
@@ -384,6 +400,7 @@ def inline_schema_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
                 key = ref.removeprefix("#/$defs/")
                 if key in seen:  # recursive type: leave the reference as is
+                    kept.add(key)
                     return dict(mapping)
                 merged = {k: v for k, v in mapping.items() if k != "$ref"}
                 return {**resolve(defs[key], seen | {key}), **merged}
@@ -392,4 +409,11 @@ def inline_schema_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
             return [resolve(item, seen) for item in typing.cast(list[Any], node)]
         return node
 
-    return resolve(schema, frozenset())
+    inlined: dict[str, Any] = resolve(schema, frozenset())
+    kept_defs: dict[str, Any] = {}
+    while kept - kept_defs.keys():
+        key = min(kept - kept_defs.keys())
+        kept_defs[key] = resolve(defs[key], frozenset({key}))
+    if kept_defs:
+        inlined["$defs"] = kept_defs
+    return inlined
