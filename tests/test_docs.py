@@ -10,6 +10,7 @@ other included file is put in place of its line and the block runs.
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.metadata
 import io
 import re
@@ -118,6 +119,41 @@ def test_the_examples_need_nothing_but_wink_all() -> None:
             if top == "wink" or top in sys.stdlib_module_names:
                 continue
             assert module in installed, f"{page.name} imports {module}, not in wink[all]"
+
+
+_ENTRY = re.compile(r"^::: (wink(?:\.testing)?)\.(\w+)$", re.MULTILINE)
+
+
+@pytest.mark.parametrize("module", ["wink", "wink.testing"])
+def test_every_public_name_has_an_api_reference_entry(module: str) -> None:
+    """docs/reference/ has one `::: module.Name` line per name of `module.__all__`, and
+    none for anything else."""
+    entries: list[str] = []
+    for page in (DOCS / "reference").glob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        entries += [name for owner, name in _ENTRY.findall(text) if owner == module]
+    public = importlib.import_module(module).__all__
+    assert sorted(set(public) - set(entries)) == [], f"no API reference entry in {module}"
+    assert sorted(set(entries) - set(public)) == [], f"not in {module}.__all__"
+    assert len(entries) == len(set(entries)), "a name has two entries"
+
+
+@pytest.mark.parametrize("module", ["wink", "wink.testing"])
+def test_every_public_name_has_a_docstring_for_its_entry(module: str) -> None:
+    """Read as the API reference reads them (griffe, from src/): a type alias needs the
+    string under it, which Python itself keeps nowhere."""
+    import griffe
+
+    loader = griffe.GriffeLoader(search_paths=[str(ROOT / "src")])
+    package = loader.load("wink")
+    loader.resolve_aliases(implicit=False, external=False)
+    undocumented = []
+    for name in importlib.import_module(module).__all__:
+        found = package[f"{module}.{name}".removeprefix("wink").lstrip(".")]
+        target = found.final_target if found.is_alias else found
+        if not (target.docstring and target.docstring.value.strip()):
+            undocumented.append(name)
+    assert undocumented == []
 
 
 def test_every_page_is_in_the_nav() -> None:

@@ -117,6 +117,7 @@ StreamEvent = (
     | RoundRestarted
     | ToolInvoked
 )
+"""What `adapter.stream()` and `stream_async()` yield (docs/streaming.md)."""
 
 
 class SyncPull(Protocol):
