@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import socket
 import subprocess
@@ -20,9 +21,17 @@ from wink.testing import Fault
 
 PROVIDERS = ["anthropic", "openai", "openai-responses", "google"]
 
+# The one line the demo shows for the tool that raises (no traceback on screen).
+BROKEN_TOOL_NOTICE = (
+    "⚠ tool station_status failed: ConnectionError: station PAR-01 did not answer "
+    "→ sent back to the model; wink logs the traceback on wink.tools"
+)
+SHOWN = {"→ ", "⚠ ", "✘ ", "⏳ ", "✔ "}  # the prefixes of the lines TOOL_LINES lists
+
 # The lines the demo prints for its scripted model, in order, the same for every provider.
 TOOL_LINES = [
     "→ prompt 'weather-agent' with tools get_forecast, station_status",
+    BROKEN_TOOL_NOTICE,
     '✘ get_forecast(city="Paris", days="soon") → Invalid arguments for \'get_forecast\': '
     "days: Input should be a valid integer, unable to parse string as an integer",
     '✘ station_status(station="PAR-01") → ConnectionError: station PAR-01 did not answer',
@@ -47,7 +56,7 @@ def _lines(out: str) -> list[str]:
 def test_demo_shows_the_whole_contract(provider: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--provider", provider]) == 0
     lines = _lines(capsys.readouterr().out)
-    shown = [line for line in lines if line[:2] in {"→ ", "✘ ", "⏳ ", "✔ "}]
+    shown = [line for line in lines if line[:2] in SHOWN]
     assert shown == TOOL_LINES
     assert lines[-2:] == SUMMARY_LINES
     assert any("Paris: sunny tomorrow (21°C)" in line for line in lines)
@@ -108,7 +117,7 @@ def test_demo_runs_in_plain_text_without_rich() -> None:
     )
     assert done.returncode == 0, done.stderr
     lines = _lines(done.stdout)
-    assert [line for line in lines if line[:2] in {"→ ", "✘ ", "⏳ ", "✔ "}] == TOOL_LINES
+    assert [line for line in lines if line[:2] in SHOWN] == TOOL_LINES
     assert lines[-2:] == SUMMARY_LINES
     assert "--- final answer ---" in lines
     assert not any(character in done.stdout for character in "╭│┃")  # no rich boxes
@@ -134,15 +143,43 @@ def test_demo_live_needs_a_key(
     assert "--live needs ANTHROPIC_API_KEY in the environment" in capsys.readouterr().out
 
 
-def test_python_dash_m_wink_runs_the_demo() -> None:
+@pytest.mark.parametrize("mode", [[], ["--stream"]], ids=["evaluated", "streamed"])
+def test_python_dash_m_wink_runs_the_demo(mode: list[str]) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "wink", "demo", "--provider", "openai"],
+        [sys.executable, "-m", "wink", "demo", "--provider", "openai", *mode],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "final answer" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_raising_tool_is_one_line_of_the_demo_not_a_traceback() -> None:
+    """Run as a newcomer runs it (no logging configured, where Python prints a warning's
+    traceback to stderr): the failure is one notice, the run goes on."""
+    done = subprocess.run(
+        [sys.executable, "-m", "wink", "demo", "--provider", "google"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.stderr == ""
+    assert BROKEN_TOOL_NOTICE in _lines(done.stdout)
+
+
+def test_the_demo_leaves_the_librarys_log_to_the_application(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with caplog.at_level("WARNING", logger="wink.tools"):
+        assert main(["demo", "--provider", "anthropic"]) == 0
+    (record,) = [r for r in caplog.records if r.name == "wink.tools"]
+    assert record.exc_info is not None  # the traceback is still logged, for the application
+    assert BROKEN_TOOL_NOTICE in _lines(capsys.readouterr().out)
+    assert logging.getLogger("wink.tools").handlers == []  # the demo's handler is gone
 
 
 # --- help and version

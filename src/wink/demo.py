@@ -298,17 +298,42 @@ class _ThrottleLog(logging.Handler):
             self.screen.line(("⏳ ", "yellow"), record.getMessage())
 
 
+class _BrokenToolLog(logging.Handler):
+    """Shows a tool whose handler broke (`wink.tools` logs it at WARNING with the
+    traceback) as one line of the demo's screen: the failure is a value the model reads,
+    not a crash, so the demo does not print the traceback mid-screen. The library's log
+    is untouched: an application's own handlers still get the record."""
+
+    def __init__(self, screen: Screen) -> None:
+        super().__init__(logging.WARNING)
+        self.screen = screen
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # the executor logs (tool, handler, prompt, call id, message)
+        arguments = cast(tuple[Any, ...], record.args if isinstance(record.args, tuple) else ())
+        if len(arguments) == 5:
+            notice = f"tool {arguments[0]} failed: {arguments[4]}"
+        else:
+            notice = record.getMessage().splitlines()[0]
+        self.screen.line(
+            ("⚠ ", "yellow"),
+            f"{notice} → sent back to the model; wink logs the traceback on wink.tools",
+        )
+
+
 @contextmanager
-def _watch_throttling(screen: Screen) -> Generator[None]:
-    logger = logging.getLogger("wink.throttle")
-    handler, level = _ThrottleLog(screen), logger.level
+def _watching(name: str, handler: logging.Handler, level: int | None = None) -> Generator[None]:
+    """`handler` on logger `name` (and the logger at `level`, if given) for the block."""
+    logger = logging.getLogger(name)
+    before = logger.level
     logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
+    if level is not None:
+        logger.setLevel(level)
     try:
         yield
     finally:
         logger.removeHandler(handler)
-        logger.setLevel(level)
+        logger.setLevel(before)
 
 
 def _show_event(screen: Screen, event: object) -> None:
@@ -410,11 +435,12 @@ def _run(
     provider: str,
     stream: bool,
 ) -> int:
-    if not stream:
-        return _evaluate(screen, adapter, session, emulator, provider)
-    from .demo_stream import run_stream
+    with _watching("wink.tools", _BrokenToolLog(screen)):
+        if not stream:
+            return _evaluate(screen, adapter, session, emulator, provider)
+        from .demo_stream import run_stream
 
-    return run_stream(screen, adapter, session, emulator)
+        return run_stream(screen, adapter, session, emulator)
 
 
 def _adapter(screen: Screen, provider: str, model: str, **options: Any) -> ProviderAdapter | None:
@@ -433,7 +459,7 @@ def _evaluate(
     provider: str,
 ) -> int:
     try:
-        with _watch_throttling(screen):
+        with _watching("wink.throttle", _ThrottleLog(screen), logging.DEBUG):
             response = adapter.evaluate(build_prompt(), session=session)
     except WinkError as error:
         screen.line(("✘ evaluation failed: ", "red"), describe_failure(error))

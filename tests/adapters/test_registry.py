@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.adapters import KEY
-from wink import ConfigurationError, create_adapter
+from wink import AdapterOptions, ConfigurationError, create_adapter
 from wink.adapters.registry import PROVIDERS
 
 
@@ -92,6 +92,11 @@ def test_help_lists_the_providers_their_keys_and_the_options() -> None:
     annotations = create_adapter.__annotations__
     assert "options" in annotations
     assert "AdapterOptions" in str(annotations["options"])
+
+
+@pytest.mark.parametrize("option", sorted(AdapterOptions.__annotations__))
+def test_help_names_every_option(option: str) -> None:
+    assert f"`{option}`" in (create_adapter.__doc__ or "")
 
 
 def test_importing_the_registry_loads_no_sdk() -> None:

@@ -4,6 +4,7 @@ the SDK's in-memory exporter against real adapters on the emulator."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.adapters import MODELS, PROVIDERS, make_adapter
 from wink import (
     ConfigurationError,
     FallbackAdapter,
@@ -161,6 +163,39 @@ def test_a_tool_loop_is_one_evaluation_span_with_requests_and_tools_inside(
     # the tool's own span (in a worker thread) nests under its execute_tool span
     lookups = traced.spans("station lookup")
     assert {span.parent.span_id for span in lookups} == {span.context.span_id for span in tools}
+
+
+# The shape of each provider's response ids, as the emulator makes them.
+RESPONSE_IDS = {
+    "openai": r"chatcmpl-\w+",
+    "openai-responses": r"resp_\w+",
+    "anthropic": r"msg_01\w+",
+    "google": r"\w{23}",
+}
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["evaluated", "streamed"])
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_every_chat_span_names_the_response_and_its_model(
+    traced: Traced, emulator: ProviderEmulator, provider: str, streamed: bool
+) -> None:
+    emulator.set_script([TOOL_ROUND, Turn.text("Sunny in Paris.")])
+    adapter = make_adapter(provider, emulator, tracer_provider=traced.provider)
+    if streamed:
+        with adapter.stream(PROMPT, session=Session()) as stream:
+            for _ in stream:
+                pass
+    else:
+        adapter.evaluate(PROMPT, session=Session())
+
+    chats = traced.spans("chat ")
+    assert len(chats) == 2
+    ids = [span.attributes.get("gen_ai.response.id") for span in chats]
+    assert all(re.fullmatch(RESPONSE_IDS[provider], str(id_)) for id_ in ids), ids
+    assert ids[0] != ids[1]  # each request's own response
+    assert [span.attributes.get("gen_ai.response.model") for span in chats] == [
+        MODELS[provider]
+    ] * 2
 
 
 def test_each_retry_is_its_own_attempt_span_with_the_wait_asked(

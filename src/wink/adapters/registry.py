@@ -83,7 +83,13 @@ def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdap
       (default 8);
     - `settings` (a `ModelSettings`) or `temperature`, `max_tokens`, `top_p`, `stop`,
       `seed`, `thinking` (a `Thinking`, an effort or a token budget: docs/reasoning.md),
-      `extra_body` (merged into the request body as is).
+      `extra_body` (merged into the request body as is);
+    - `tracer_provider` (an OpenTelemetry `TracerProvider` for this adapter's spans;
+      default: the global one once the application has configured OpenTelemetry:
+      docs/observability.md);
+    - `limiter` (paces requests to the provider's rate limit; default: the adapter's own
+      `InProcessLimiter`; a `RedisLimiter` shares one limit across processes:
+      docs/fleet.md).
 
     A malformed spec, an unknown provider or option, or a missing extra raises
     `ConfigurationError` (a `WinkError` and a `ValueError`).

@@ -72,7 +72,10 @@ __all__ = [
 ]
 
 EvaluationPhase = Literal["request", "response", "tool", "budget"]
+"""Where an evaluation failed (`PromptEvaluationError.phase`): sending a request, reading
+a response, running a tool, or its `Budget`."""
 ThrottleKind = Literal["rate_limit", "quota_exhausted", "timeout", "overloaded"]
+"""Why a request was throttled (`ThrottleDetails.kind`)."""
 
 
 class WinkError(Exception):

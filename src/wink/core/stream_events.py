@@ -119,6 +119,7 @@ StreamEvent = (
     | ToolInvoked
     | OutputRejected
 )
+"""What `adapter.stream()` and `stream_async()` yield (docs/streaming.md)."""
 
 
 class SyncPull(Protocol):

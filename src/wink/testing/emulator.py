@@ -51,7 +51,10 @@ from .wire import WIRES, Rendered, WireContext, WireFormat
 __all__ = ["ProviderEmulator", "ScriptFunction", "ScriptItem"]
 
 ScriptItem = Turn | Fault
+"""One step of a script: the model's `Turn`, or a `Fault` the server answers with."""
 ScriptFunction = Callable[[EmulatedRequest], Turn | Fault | None]
+"""A script that decides per request: the `Turn` or `Fault` to answer, or None for the
+`default_turn`."""
 
 _ROUTES: dict[str, Provider] = {
     "/v1/chat/completions": "openai",

@@ -25,12 +25,13 @@ FaultKind = Literal[
     "stream_malformed",
     "stream_truncated",
 ]
+"""What a `Fault` does (`Fault.kind`); each has its constructor, e.g. `Fault.rate_limit()`."""
 HeaderStyle = Literal["seconds", "ms", "both"]
+"""Which retry header a 429 carries: `retry-after`, `retry-after-ms`, or both."""
 StreamErrorKind = Literal[
     "overloaded", "server_error", "rate_limit", "quota_exhausted", "bad_request"
 ]
 """Which error event `Fault.stream_error` sends, in the provider's own terms."""
-"""Which retry header a 429 carries: `retry-after`, `retry-after-ms`, or both."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ __all__ = [
     "ToolCalls",
     "decode_json",
     "events_of",
+    "keep_identity",
     "stream_failure",
     "truncated",
 ]
@@ -108,6 +109,16 @@ def decode_json(data: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise MalformedResponse("a stream event is not a JSON object")
     return cast(dict[str, Any], value)
+
+
+def keep_identity(chunk: Mapping[str, Any], keys: tuple[str, ...], kept: dict[str, Any]) -> None:
+    """Copy the response's identity (its id, model...) from a chunk into `kept`, so the
+    body a decoder rebuilds at the end says which response and model it was, as the
+    whole body would have."""
+    for key in keys:
+        value = chunk.get(key)
+        if value is not None:
+            kept[key] = value
 
 
 # --- tool calls assembled from fragments

@@ -24,11 +24,14 @@ from ..google import (  # the Gemini error-body readers, wherever google.py take
     google_retry_delay,
     synthetic_call_id,
 )
-from .base import ToolCalls, decode_json, stream_failure, truncated
+from .base import ToolCalls, decode_json, keep_identity, stream_failure, truncated
 
 __all__ = ["GeminiStream", "GeminiStreamDecoder"]
 
 _GENERATE = ":generateContent"
+# Every partial response repeats these; the rebuilt body keeps them (the `chat` span's
+# `gen_ai.response.model` and `gen_ai.response.id` come from there).
+_IDENTITY_KEYS = ("modelVersion", "responseId", "createTime")
 _STREAM = ":streamGenerateContent?alt=sse"
 
 
@@ -68,6 +71,7 @@ class GeminiStreamDecoder:
         "_blocked",
         "_calls",
         "_finish",
+        "_identity",
         "_parts",
         "_prompt",
         "_secrets",
@@ -82,6 +86,7 @@ class GeminiStreamDecoder:
         self._finish: Any = None
         self._blocked: Any = None
         self._usage: Any = None
+        self._identity: dict[str, Any] = {}
 
     @property
     def usage_reported(self) -> bool:
@@ -92,6 +97,7 @@ class GeminiStreamDecoder:
         error = chunk.get("error")
         if error is not None:
             raise self._failure(chunk, error)
+        keep_identity(chunk, _IDENTITY_KEYS, self._identity)
         usage = chunk.get("usageMetadata")
         if usage is not None:
             self._usage = usage
@@ -160,7 +166,7 @@ class GeminiStreamDecoder:
     def finish(self) -> ModelResponse:
         if self._finish is None and self._blocked is None:
             raise truncated(self._prompt, "a chunk with its `finishReason`")
-        body: dict[str, Any] = {}
+        body: dict[str, Any] = dict(self._identity)
         if self._blocked is not None and self._finish is None:
             body["promptFeedback"] = self._blocked
         else:

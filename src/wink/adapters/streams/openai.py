@@ -15,11 +15,14 @@ from ...core.messages import ModelResponse
 from ...core.provider_errors import MalformedResponse
 from ...core.stream_events import StreamEvent, TextDelta, ThinkingDelta
 from ..openai import _parse_response
-from .base import ToolCalls, decode_json, stream_failure, truncated
+from .base import ToolCalls, decode_json, keep_identity, stream_failure, truncated
 
 __all__ = ["ChatStream", "ChatStreamDecoder", "openai_error_status"]
 
 _DONE = "[DONE]"
+# Every chunk repeats the completion's identity; the rebuilt body keeps it (the `chat`
+# span's `gen_ai.response.id` and `gen_ai.response.model` come from there).
+_IDENTITY_KEYS = ("id", "model", "created", "system_fingerprint", "service_tier")
 _REASONING_KEYS = ("reasoning", "reasoning_content")  # compatible servers' thinking text
 
 # An error object's code or type -> the HTTP status it stands for.
@@ -79,6 +82,7 @@ class ChatStreamDecoder:
         "_calls",
         "_done",
         "_finish",
+        "_identity",
         "_prompt",
         "_reasoning",
         "_refusal",
@@ -96,6 +100,7 @@ class ChatStreamDecoder:
         self._calls = ToolCalls()
         self._finish: Any = None
         self._usage: Any = None
+        self._identity: dict[str, Any] = {}
         self._done = False
 
     @property
@@ -111,6 +116,7 @@ class ChatStreamDecoder:
         error = chunk.get("error")
         if error is not None:
             raise self._failure(error)
+        keep_identity(chunk, _IDENTITY_KEYS, self._identity)
         usage = chunk.get("usage")
         if usage is not None:
             self._usage = usage
@@ -203,6 +209,7 @@ class ChatStreamDecoder:
                 for call in self._calls.in_order()
             ]
         body: dict[str, Any] = {
+            **self._identity,
             "object": "chat.completion",
             "choices": [{"index": 0, "message": message, "finish_reason": self._finish}],
         }
