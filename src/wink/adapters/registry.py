@@ -80,7 +80,8 @@ def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdap
       (seconds per request attempt, default 60);
     - `retry_policy` (a `RetryPolicy`), `graceful_tool_errors` (default True),
       `max_rounds` (model turns per evaluation, default 50), `max_failed_tool_rounds`
-      (default 8);
+      (default 8), `max_output_retries` (structured answers the model may correct,
+      default 2: docs/prompts.md);
     - `settings` (a `ModelSettings`) or `temperature`, `max_tokens`, `top_p`, `stop`,
       `seed`, `thinking` (a `Thinking`, an effort or a token budget: docs/reasoning.md),
       `extra_body` (merged into the request body as is);
