@@ -92,6 +92,9 @@ class Thinking:
         )
 
 
+_SETTING_NAMES = frozenset(("temperature", "max_tokens", "top_p", "stop", "seed", "thinking"))
+
+
 @dataclass(frozen=True, slots=True)
 class ModelSettings:
     """Sampling settings every provider understands; `extra` goes into the body as is.
@@ -132,14 +135,16 @@ class ModelSettings:
 
     def set_fields(self) -> frozenset[str]:
         """The names of the settings that are set (`extra` aside)."""
-        return frozenset(
-            name
-            for name in ("temperature", "max_tokens", "top_p", "stop", "seed", "thinking")
-            if getattr(self, name) is not None
-        )
+        return frozenset(name for name in _SETTING_NAMES if getattr(self, name) is not None)
 
     def to_fields(self, names: Mapping[str, str]) -> dict[str, Any]:
         """The settings that are set, under the provider's names (`names`: ours -> theirs)."""
+        if not isinstance(cast(object, names), Mapping) or not names.keys() <= _SETTING_NAMES:
+            raise InvalidArgumentError(
+                "ModelSettings.to_fields(names=...) maps setting names "
+                f"({', '.join(sorted(_SETTING_NAMES))}) to a provider's, got {names!r}",
+                argument="names",
+            )
         fields: dict[str, Any] = {}
         for ours, theirs in names.items():
             value = getattr(self, ours)
