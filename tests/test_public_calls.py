@@ -436,6 +436,6 @@ def test_every_bad_argument_raises_a_wink_error(target: Target) -> None:
 def test_the_walk_covers_the_public_surface() -> None:
     labels = {target.label for target in TARGETS}
     some = {"Prompt", "create_adapter", "AnthropicAdapter.evaluate", "ScriptedAdapter.add"}
-    some |= {"Session.restore", "Thinking.of", "ProviderEmulator.inject", "Fault.http"}
+    some |= {"Session.restore", "Deadline.after", "ProviderEmulator.inject", "Fault.http"}
     assert some <= labels
     assert set(NOT_CALLED) <= {target.label for target in _all_targets()}  # none stale
