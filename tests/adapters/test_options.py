@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import wink
-from tests.helpers.adapters import KEY
+from tests.helpers.adapters import KEY, MODELS, PROVIDERS
 from tests.helpers.prompts import HELLO
 from wink import (
     ConfigurationError,
@@ -22,6 +22,13 @@ from wink import (
 )
 from wink.adapters.options import settings_from
 from wink.testing import ProviderEmulator
+
+ADAPTER_CLASSES = (
+    wink.OpenAIAdapter,
+    wink.OpenAIResponsesAdapter,
+    wink.AnthropicAdapter,
+    wink.GoogleAdapter,
+)
 
 # --- ModelSettings
 
@@ -93,6 +100,45 @@ def test_a_bad_option_is_a_configuration_error(options: dict[str, Any]) -> None:
         create_adapter("openai:gpt-4.1", **{"api_key": KEY, **options})
 
 
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(
+    ("base_url", "hint"),
+    [
+        ("localhost:8080", "did you mean 'http://localhost:8080'?"),
+        ("127.0.0.1:8080/v1", "did you mean 'http://127.0.0.1:8080/v1'?"),
+        ("ftp://example.com", "for example 'http://localhost:8080'"),
+        ("http://", "for example 'http://localhost:8080'"),
+        ("http://localhost:port", "for example 'http://localhost:8080'"),
+        ("", "for example 'http://localhost:8080'"),
+    ],
+)
+def test_a_base_url_that_is_not_an_http_url_is_refused_when_the_adapter_is_built(
+    provider: str, base_url: str, hint: str
+) -> None:
+    # before, "localhost:8080" was retried as a timeout (openai, anthropic) or failed
+    # at the first request (google)
+    with pytest.raises(ConfigurationError) as info:
+        create_adapter(f"{provider}:{MODELS[provider]}", api_key=KEY, base_url=base_url)  # type: ignore[arg-type]
+    error = info.value
+    assert error.option == "base_url"
+    assert str(error) == (
+        f"base_url must be an http:// or https:// URL with a host, got {base_url!r}: {hint}"
+    )
+
+
+@pytest.mark.parametrize("adapter_class", ADAPTER_CLASSES, ids=lambda c: c.__name__)
+def test_each_adapter_class_checks_base_url_the_same_way(adapter_class: type[Any]) -> None:
+    with pytest.raises(ConfigurationError, match="did you mean 'http://localhost:8080'"):
+        adapter_class("some-model", api_key=KEY, base_url="localhost:8080")
+
+
+@pytest.mark.parametrize(
+    "base_url", ["http://localhost:8080", "https://proxy.example.com/v1/", "http://[::1]:9/x"]
+)
+def test_an_http_base_url_is_kept_as_given(base_url: str) -> None:
+    assert create_adapter("openai:gpt-4.1", api_key=KEY, base_url=base_url).base_url == base_url
+
+
 def test_both_settings_and_loose_settings_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="not both"):
         create_adapter(
@@ -143,3 +189,4 @@ def test_evaluate_refuses_arguments_of_the_wrong_type(
         adapter.evaluate(HELLO, **arguments)
     assert info.value.argument == name
     assert emulator.requests == []
+

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, get_args
+from urllib.parse import urlsplit
 
 from ..core.errors import ConfigurationError, InvalidArgumentError
 from ..core.limiter import Limiter
@@ -20,6 +21,7 @@ __all__ = [
     "ModelSettings",
     "Thinking",
     "as_bool",
+    "base_url_option",
     "check_arguments",
     "limit",
     "optional_str",
@@ -291,6 +293,34 @@ def telemetry_option(tracer_provider: object) -> Telemetry | None:
 def _check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:
     if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
         raise ConfigurationError(f"{name} must be {what}, got {value!r}", option=name)
+
+
+def base_url_option(value: object) -> str | None:
+    """`base_url=` checked once for every provider: None, or an http(s) URL with a host.
+
+    Without this a URL missing its scheme ("localhost:8080") reached the SDKs, which
+    retried it as a connection failure or refused it only at the first request."""
+    url = optional_str(value, "base_url")
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    try:
+        valid = (
+            parts.scheme in ("http", "https")
+            and bool(parts.hostname)
+            and (parts.port is None or parts.port > 0)
+        )
+    except ValueError:  # a port that is not a number
+        valid = False
+    if not valid:
+        hint = "for example 'http://localhost:8080'"
+        if url and "://" not in url:
+            hint = f"did you mean 'http://{url}'?"
+        raise ConfigurationError(
+            f"base_url must be an http:// or https:// URL with a host, got {url!r}: {hint}",
+            option="base_url",
+        )
+    return url
 
 
 def optional_str(value: object, name: str) -> str | None:
