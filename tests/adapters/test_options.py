@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import wink
-from tests.helpers.adapters import KEY, MODELS, PROVIDERS
-from tests.helpers.prompts import HELLO
+from tests.helpers.adapters import KEY, MODELS, PROVIDERS, make_adapter
+from tests.helpers.prompts import HELLO, CityParams
 from wink import (
     ConfigurationError,
     InvalidArgumentError,
@@ -22,6 +22,7 @@ from wink import (
 )
 from wink.adapters.options import settings_from
 from wink.testing import ProviderEmulator
+from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
 
 ADAPTER_CLASSES = (
     wink.OpenAIAdapter,
@@ -172,7 +173,6 @@ def test_evaluate_refuses_what_is_not_a_prompt(prompt: Any, emulator: ProviderEm
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("session", None),
         ("session", {}),
         ("deadline", 10),
         ("budget", {"max_requests": 1}),
@@ -190,3 +190,69 @@ def test_evaluate_refuses_arguments_of_the_wrong_type(
     assert info.value.argument == name
     assert emulator.requests == []
 
+
+# --- evaluate() without a session
+
+
+def _run_every_entry_point(adapter: Any, prompt: Any) -> list[wink.PromptResponse[Any]]:
+    """`prompt` through evaluate, evaluate_async, stream and stream_async, no session=."""
+
+    def streamed() -> wink.PromptResponse[Any]:
+        with adapter.stream(prompt) as stream:
+            for _ in stream:
+                pass
+        return stream.response
+
+    async def streamed_async() -> wink.PromptResponse[Any]:
+        async with adapter.stream_async(prompt) as stream:
+            async for _ in stream:
+                pass
+        return stream.response
+
+    return [
+        adapter.evaluate(prompt),
+        asyncio.run(adapter.evaluate_async(prompt)),
+        streamed(),
+        asyncio.run(streamed_async()),
+    ]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_every_entry_point_runs_without_a_session(
+    provider: str, ok_emulator: ProviderEmulator
+) -> None:
+    adapter = make_adapter(provider, ok_emulator)
+    responses = _run_every_entry_point(adapter, HELLO)
+    assert [response.text for response in responses] == ["ok"] * 4
+
+
+def test_a_fallback_adapter_runs_without_a_session(ok_emulator: ProviderEmulator) -> None:
+    fallback = wink.FallbackAdapter(
+        [make_adapter("openai", ok_emulator), make_adapter("google", ok_emulator)]
+    )
+    assert [r.text for r in _run_every_entry_point(fallback, HELLO)] == ["ok"] * 4
+
+
+def test_each_run_without_a_session_gets_a_fresh_one() -> None:
+    seen: list[Session] = []
+
+    def remember(params: CityParams, *, context: wink.ToolContext) -> wink.ToolResult[None]:
+        seen.append(context.session)
+        return wink.ToolResult.ok(None)
+
+    tool = wink.Tool(name="remember", description="Remembers the session", handler=remember)
+    prompt = wink.Prompt(
+        name="p", sections=[MarkdownSection(key="t", title="T", template="Go.", tools=[tool])]
+    )
+    steps = [tool_turn(call("remember", {"city": "Paris"})), final("done")] * 4
+    responses = _run_every_entry_point(ScriptedAdapter(steps), prompt)
+    assert [response.text for response in responses] == ["done"] * 4
+    assert len({id(session) for session in seen}) == 4  # one session per run, none shared
+    for session in seen:  # each recorded its own run, and only it
+        assert [type(e).__name__ for e in session[wink.PromptExecuted]] == ["PromptExecuted"]
+
+
+def test_a_session_given_is_the_one_used(ok_emulator: ProviderEmulator) -> None:
+    session = Session()
+    make_adapter("openai", ok_emulator).evaluate(HELLO, session=session)
+    assert len(session[wink.PromptExecuted]) == 1

@@ -38,7 +38,7 @@ class Evaluator(ABC):
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
@@ -47,12 +47,14 @@ class Evaluator(ABC):
         """Evaluate `prompt` to a final answer; raises only `WinkError`.
 
         Runs on the caller's event loop and never blocks it (sync clients and sync tools
-        run on worker threads). `max_rounds` and `graceful_tool_errors` override the
-        adapter's for this call.
+        run on worker threads). `session` records the run's events and holds the tools'
+        state; without one, the run gets a fresh `Session` of its own. `max_rounds` and
+        `graceful_tool_errors` override the adapter's for this call.
         """
         from ..core.loop import run_evaluation
 
         check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
+        session = _session_or_new(session)
         client, settings = self._plan(session, graceful_tool_errors, max_rounds)
         return await run_evaluation(
             client, prompt, session=session, settings=settings, deadline=deadline, budget=budget
@@ -62,7 +64,7 @@ class Evaluator(ABC):
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
@@ -86,7 +88,7 @@ class Evaluator(ABC):
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
@@ -104,7 +106,7 @@ class Evaluator(ABC):
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
@@ -120,7 +122,7 @@ class Evaluator(ABC):
     def _start(
         self,
         prompt: Prompt[OutputT],
-        session: Session,
+        session: Session | None,
         deadline: Deadline | None,
         budget: Budget | None,
         graceful_tool_errors: bool | None,
@@ -130,13 +132,14 @@ class Evaluator(ABC):
         from ..core.loop import run_evaluation
 
         check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        client, settings = self._plan(session, graceful_tool_errors, max_rounds)
+        run_session = _session_or_new(session)
+        client, settings = self._plan(run_session, graceful_tool_errors, max_rounds)
 
         def start(channel: EventChannel) -> Any:
             return run_evaluation(
                 client,
                 prompt,
-                session=session,
+                session=run_session,
                 settings=settings,
                 deadline=deadline,
                 budget=budget,
@@ -172,6 +175,15 @@ class Evaluator(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _session_or_new(session: Session | None) -> Session:
+    """The caller's session, or a fresh one when the caller keeps none."""
+    if session is not None:
+        return session
+    from ..core.session import Session
+
+    return Session()
 
 
 def _load_the_loop() -> None:

@@ -227,9 +227,9 @@ def check_arguments(
             f"prompt must be a wink Prompt, got {type(prompt).__name__}{hint}",
             argument="prompt",
         )
-    if not isinstance(session, Session):
+    if session is not None and not isinstance(session, Session):
         raise InvalidArgumentError(
-            f"session must be a wink Session (Session()), got {type(session).__name__}",
+            f"session must be a wink Session (Session()) or None, got {type(session).__name__}",
             argument="session",
         )
     for name, value, kind in (("deadline", deadline, Deadline), ("budget", budget, Budget)):
