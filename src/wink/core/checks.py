@@ -33,7 +33,7 @@ def kind_of(value: object) -> str:
     if value is None:
         return "None"
     name = type(value).__name__
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+    return f"{'an' if name[:1].lower() in 'aeio' else 'a'} {name}"
 
 
 def _wrong_type(where: str, name: str, expected: str, value: object) -> InvalidArgumentError:
