@@ -19,7 +19,9 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .core.limiter import Limiter
+from .core.checks import kind_of
+from .core.errors import ConfigurationError
+from .core.limiter import Limiter, check_key
 from .core.messages import RateLimitInfo
 from .core.pacing import (
     _FORGET_AFTER,
@@ -215,16 +217,29 @@ class RedisLimiter(Limiter):
     ) -> None:
         for name, text in (("url", url), ("namespace", namespace), ("prefix", prefix)):
             if not isinstance(text, str) or not text:  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise ValueError(f"RedisLimiter({name}=...) must be a non-empty string")
+                given = "an empty string" if text == "" else kind_of(text)  # never the URL
+                raise ConfigurationError(
+                    f"RedisLimiter({name}=...) must be a non-empty string, got {given}",
+                    option=name,
+                )
         for name, number in (("timeout", timeout), ("refresh", refresh)):
-            if not (isinstance(number, int | float) and math.isfinite(number) and number > 0):  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise ValueError(f"RedisLimiter({name}=...) must be a positive number")
-        if not (isinstance(retry_every, int | float) and retry_every >= 0):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError("RedisLimiter(retry_every=...) must be a number >= 0")
+            if not (_is_number(number) and math.isfinite(number) and number > 0):
+                raise ConfigurationError(
+                    f"RedisLimiter({name}=...) must be a positive number of seconds, "
+                    f"got {number!r}",
+                    option=name,
+                )
+        if not (_is_number(retry_every) and retry_every >= 0):
+            raise ConfigurationError(
+                f"RedisLimiter(retry_every=...) must be a number of seconds >= 0, "
+                f"got {retry_every!r}",
+                option="retry_every",
+            )
         if not url.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError(
+            raise ConfigurationError(
                 f"RedisLimiter(url=...) takes a redis://, rediss:// or unix:// URL, "
-                f"not {_redact(url)!r}"
+                f"not {_redact(url)!r}",
+                option="url",
             )
         self._redis = _import_redis()
         self._url = url
@@ -255,8 +270,7 @@ class RedisLimiter(Limiter):
         return time.monotonic() >= self._down_until
 
     def pacer(self, key: str) -> RedisPacer:
-        if not isinstance(key, str) or not key:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f"a limiter key is a non-empty string, got {key!r}")
+        check_key(key)
         with self._lock:
             pacer = self._pacers.get(key)
             if pacer is None:
@@ -442,6 +456,10 @@ class RedisPacer:
             self._pacing = reply.interval > 0.0 or reply.blocked_for > 0.0
             self._checked_at = time.monotonic()
         return reply
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _import_redis() -> Any:

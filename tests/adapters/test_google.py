@@ -611,14 +611,6 @@ def test_the_endpoint_is_v1beta_generate_content() -> None:
     )
 
 
-@pytest.mark.parametrize("base_url", ["localhost:8080", "ftp://example.com", "http://"])
-def test_a_base_url_that_is_not_http_is_a_request_error(base_url: str) -> None:
-    error = send_once(GoogleAdapter(MODEL, base_url=base_url, api_key="k", retry_policy=NO_RETRY))
-    assert type(error) is PromptEvaluationError
-    assert error.phase == "request"
-    assert "base_url must be an http:// or https:// URL" in error.message
-
-
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_the_request_carries_the_key_header_and_the_json_body(mode: str) -> None:
     result, emulator, _ = request_once("google", sync=mode == "sync")

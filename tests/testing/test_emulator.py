@@ -12,6 +12,7 @@ import httpx
 import openai
 import pytest
 
+from wink import InvalidArgumentError
 from wink.testing import (
     EmulatedRequest,
     EmulatedToolCall,
@@ -435,5 +436,9 @@ def test_invalid_fault_arguments(invalid: Callable[[], Fault]) -> None:
 
 
 def test_script_items_are_checked() -> None:
-    with pytest.raises(TypeError, match="Turn and Fault"):
+    with pytest.raises(InvalidArgumentError, match="Turn and Fault"):
         ProviderEmulator(["It is sunny."])  # type: ignore[list-item]
+    with pytest.raises(InvalidArgumentError, match=r"a list of Turn and Fault .*, got a str"):
+        ProviderEmulator("It is sunny.")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="got a Turn"):
+        ProviderEmulator(Turn.text("It is sunny."))  # type: ignore[arg-type]

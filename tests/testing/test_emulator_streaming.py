@@ -11,6 +11,7 @@ import openai
 import pytest
 from google import genai
 
+from wink import ConfigurationError, InvalidArgumentError
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 
 MESSAGES: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
@@ -200,14 +201,18 @@ def test_a_delay_between_events_keeps_the_connection_busy(emu: ProviderEmulator)
 
 
 def test_streaming_settings_are_checked() -> None:
-    with pytest.raises(ValueError, match="chunk_size"):
+    with pytest.raises(ConfigurationError, match=r"stream_chunk_size .* takes an int >= 1"):
         ProviderEmulator(stream_chunk_size=0)
-    with pytest.raises(ValueError, match="negative"):
+    with pytest.raises(ConfigurationError, match=r"stream_chunk_delay .* takes a number >= 0"):
         ProviderEmulator(stream_chunk_delay=-1)
-    with pytest.raises(ValueError, match="negative"):
+    with pytest.raises(
+        ConfigurationError, match=r"Fault.stream_reset\(after=...\) takes an int >= 0"
+    ):
         Fault.stream_reset(after=-1)
-    with pytest.raises(ValueError, match="at least 1 byte"):
+    with pytest.raises(ConfigurationError, match=r"Fault.http\(chunks=...\) takes an int >= 1"):
         Fault.http(200, b"x", chunks=[0])
+    with pytest.raises(InvalidArgumentError, match=r"Fault.http\(chunks=...\) takes a list"):
+        Fault.http(200, b"x", chunks=3)  # type: ignore[arg-type]
 
 
 async def test_streams_over_the_asgi_transport() -> None:

@@ -45,6 +45,7 @@ from .options import (
     AdapterOptions,
     ModelSettings,
     as_bool,
+    base_url_option,
     check_output_retries,
     limit,
     optional_str,
@@ -112,7 +113,7 @@ class ProviderAdapter(StreamingMixin, Evaluator):
                 option=unknown[0],
             )
         self.model = model.strip()
-        self.base_url: str | None = optional_str(options.get("base_url"), "base_url")
+        self.base_url: str | None = base_url_option(options.get("base_url"))
         self.timeout: float = positive(options.get("timeout", 60.0), "timeout")
         policy = options.get("retry_policy")
         if policy is not None and not isinstance(policy, RetryPolicy):

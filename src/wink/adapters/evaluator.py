@@ -52,7 +52,7 @@ class Evaluator(ABC):
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
@@ -62,14 +62,16 @@ class Evaluator(ABC):
         """Evaluate `prompt` to a final answer; raises only `WinkError`.
 
         Runs on the caller's event loop and never blocks it (sync clients and sync tools
-        run on worker threads). `max_rounds`, `graceful_tool_errors` and
-        `max_output_retries` override the adapter's for this call.
+        run on worker threads). `session` records the run's events and holds the tools'
+        state; without one, the run gets a fresh `Session` of its own. `max_rounds`,
+        `graceful_tool_errors` and `max_output_retries` override the adapter's for this call.
         """
         from ..core.loop import run_evaluation
 
         check_arguments(
             prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
         )
+        session = _session_or_new(session)
         client, settings = self._planned(
             session, graceful_tool_errors, max_rounds, max_output_retries
         )
@@ -81,7 +83,7 @@ class Evaluator(ABC):
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
@@ -109,7 +111,7 @@ class Evaluator(ABC):
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
@@ -130,7 +132,7 @@ class Evaluator(ABC):
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
@@ -149,7 +151,7 @@ class Evaluator(ABC):
     def _start(
         self,
         prompt: Prompt[OutputT],
-        session: Session,
+        session: Session | None,
         deadline: Deadline | None,
         budget: Budget | None,
         graceful_tool_errors: bool | None,
@@ -162,15 +164,16 @@ class Evaluator(ABC):
         check_arguments(
             prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
         )
+        run_session = _session_or_new(session)
         client, settings = self._planned(
-            session, graceful_tool_errors, max_rounds, max_output_retries
+            run_session, graceful_tool_errors, max_rounds, max_output_retries
         )
 
         def start(channel: EventChannel) -> Any:
             return run_evaluation(
                 client,
                 prompt,
-                session=session,
+                session=run_session,
                 settings=settings,
                 deadline=deadline,
                 budget=budget,
@@ -206,6 +209,15 @@ class Evaluator(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _session_or_new(session: Session | None) -> Session:
+    """The caller's session, or a fresh one when the caller keeps none."""
+    if session is not None:
+        return session
+    from ..core.session import Session
+
+    return Session()
 
 
 def _load_the_loop() -> None:

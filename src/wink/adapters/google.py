@@ -476,10 +476,7 @@ def _map_errors(prompt_name: str, secrets: Iterable[str] = ()) -> AbstractContex
 
 @functools.lru_cache(maxsize=64)
 def _endpoint(base_url: str, model: str) -> str:
-    """`{base_url}/v1beta/models/{model}:generateContent`; raises ValueError on a bad URL."""
-    url = httpx2.URL(base_url)
-    if url.scheme not in ("http", "https") or not url.host:
-        raise ValueError(f"base_url must be an http:// or https:// URL, got {base_url!r}")
+    """`{base_url}/v1beta/models/{model}:generateContent` (the adapter checked base_url)."""
     name = model if model.startswith(_MODEL_PREFIXES) else f"models/{model}"
     return f"{base_url.rstrip('/')}/{_API_VERSION}/{name}:generateContent"
 

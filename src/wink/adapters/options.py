@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, get_args
+from urllib.parse import urlsplit
 
 from ..core.errors import ConfigurationError, InvalidArgumentError
 from ..core.limiter import Limiter
@@ -20,6 +21,7 @@ __all__ = [
     "ModelSettings",
     "Thinking",
     "as_bool",
+    "base_url_option",
     "check_arguments",
     "check_output_retries",
     "limit",
@@ -93,6 +95,9 @@ class Thinking:
         )
 
 
+_SETTING_NAMES = frozenset(("temperature", "max_tokens", "top_p", "stop", "seed", "thinking"))
+
+
 @dataclass(frozen=True, slots=True)
 class ModelSettings:
     """Sampling settings every provider understands; `extra` goes into the body as is.
@@ -133,14 +138,16 @@ class ModelSettings:
 
     def set_fields(self) -> frozenset[str]:
         """The names of the settings that are set (`extra` aside)."""
-        return frozenset(
-            name
-            for name in ("temperature", "max_tokens", "top_p", "stop", "seed", "thinking")
-            if getattr(self, name) is not None
-        )
+        return frozenset(name for name in _SETTING_NAMES if getattr(self, name) is not None)
 
     def to_fields(self, names: Mapping[str, str]) -> dict[str, Any]:
         """The settings that are set, under the provider's names (`names`: ours -> theirs)."""
+        if not isinstance(cast(object, names), Mapping) or not names.keys() <= _SETTING_NAMES:
+            raise InvalidArgumentError(
+                "ModelSettings.to_fields(names=...) maps setting names "
+                f"({', '.join(sorted(_SETTING_NAMES))}) to a provider's, got {names!r}",
+                argument="names",
+            )
         fields: dict[str, Any] = {}
         for ours, theirs in names.items():
             value = getattr(self, ours)
@@ -225,9 +232,9 @@ def check_arguments(
             f"prompt must be a wink Prompt, got {type(prompt).__name__}{hint}",
             argument="prompt",
         )
-    if not isinstance(session, Session):
+    if session is not None and not isinstance(session, Session):
         raise InvalidArgumentError(
-            f"session must be a wink Session (Session()), got {type(session).__name__}",
+            f"session must be a wink Session (Session()) or None, got {type(session).__name__}",
             argument="session",
         )
     for name, value, kind in (("deadline", deadline, Deadline), ("budget", budget, Budget)):
@@ -302,6 +309,34 @@ def telemetry_option(tracer_provider: object) -> Telemetry | None:
 def _check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:
     if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
         raise ConfigurationError(f"{name} must be {what}, got {value!r}", option=name)
+
+
+def base_url_option(value: object) -> str | None:
+    """`base_url=` checked once for every provider: None, or an http(s) URL with a host.
+
+    Without this a URL missing its scheme ("localhost:8080") reached the SDKs, which
+    retried it as a connection failure or refused it only at the first request."""
+    url = optional_str(value, "base_url")
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    try:
+        valid = (
+            parts.scheme in ("http", "https")
+            and bool(parts.hostname)
+            and (parts.port is None or parts.port > 0)
+        )
+    except ValueError:  # a port that is not a number
+        valid = False
+    if not valid:
+        hint = "for example 'http://localhost:8080'"
+        if url and "://" not in url:
+            hint = f"did you mean 'http://{url}'?"
+        raise ConfigurationError(
+            f"base_url must be an http:// or https:// URL with a host, got {url!r}: {hint}",
+            option="base_url",
+        )
+    return url
 
 
 def optional_str(value: object, name: str) -> str | None:

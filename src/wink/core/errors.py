@@ -255,8 +255,9 @@ class ThrottleDetails:
     `retry_after_seconds` is the same in float seconds.
 
     The constructor also takes seconds (an int or a float) for `retry_after`, stored as
-    a `timedelta` (to the microsecond); a negative, non-finite or non-numeric value is a
-    `ValueError` / `TypeError`.
+    a `timedelta` (to the microsecond); a negative or non-finite value is a
+    `ConfigurationError` (a ValueError), a non-numeric one an `InvalidArgumentError` (a
+    TypeError).
     """
 
     kind: ThrottleKind
@@ -295,22 +296,31 @@ def _as_timedelta(value: object) -> timedelta | None:
     elif isinstance(value, int | float) and not isinstance(value, bool):
         seconds = float(value)
         if not math.isfinite(seconds):
-            raise ValueError(f"retry_after must be a finite number of seconds, got {value!r}")
+            raise ConfigurationError(
+                f"retry_after must be a finite number of seconds, got {value!r}",
+                option="retry_after",
+            )
         if seconds < 0:
-            raise ValueError(f"retry_after must not be negative, got {value!r}")
+            raise ConfigurationError(
+                f"retry_after must not be negative, got {value!r}", option="retry_after"
+            )
         try:
             wait = timedelta(seconds=seconds)
         except OverflowError:
-            raise ValueError(
-                f"retry_after must be at most {timedelta.max.total_seconds():g}s, got {value!r}"
+            raise ConfigurationError(
+                f"retry_after must be at most {timedelta.max.total_seconds():g}s, got {value!r}",
+                option="retry_after",
             ) from None
     else:
-        raise TypeError(
+        raise InvalidArgumentError(
             "retry_after must be a datetime.timedelta, a number of seconds or None, "
-            f"got {type(value).__name__}"
+            f"got {type(value).__name__}",
+            argument="retry_after",
         )
     if wait < timedelta(0):
-        raise ValueError(f"retry_after must not be negative, got {value!r}")
+        raise ConfigurationError(
+            f"retry_after must not be negative, got {value!r}", option="retry_after"
+        )
     return wait
 
 

@@ -12,11 +12,12 @@ from abc import ABC, abstractmethod
 from datetime import timedelta
 from typing import Protocol
 
+from .errors import ConfigurationError
 from .messages import RateLimitInfo
 from .pacing import RequestPacer
 from .retry import HasRemaining
 
-__all__ = ["InProcessLimiter", "Limiter", "Pacer"]
+__all__ = ["InProcessLimiter", "Limiter", "Pacer", "check_key"]
 
 
 class Pacer(Protocol):
@@ -52,6 +53,15 @@ class Limiter(ABC):
         """The pacer for `key`, the same object for the same key."""
 
 
+def check_key(key: object) -> None:
+    """A limiter key is a non-empty string (`ConfigurationError`, a ValueError, if not)."""
+    if not isinstance(key, str) or not key:
+        raise ConfigurationError(
+            f"a limiter key is a non-empty string such as 'openai:gpt-4.1', got {key!r}",
+            option="key",
+        )
+
+
 class InProcessLimiter(Limiter):
     """The default: pacing state in this process, one `RequestPacer` per key.
 
@@ -67,8 +77,7 @@ class InProcessLimiter(Limiter):
         return f"InProcessLimiter(keys={sorted(self._pacers)!r})"
 
     def pacer(self, key: str) -> RequestPacer:
-        if not isinstance(key, str) or not key:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f"a limiter key is a non-empty string, got {key!r}")
+        check_key(key)
         with self._lock:
             pacer = self._pacers.get(key)
             if pacer is None:

@@ -24,7 +24,7 @@ import re
 import textwrap
 import threading
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from string import Template
 from typing import TYPE_CHECKING, Any, Generic, Literal, cast, get_args
@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, cast, get_args
 from pydantic import TypeAdapter
 from typing_extensions import TypeVar
 
-from .errors import PromptRenderError, PromptValidationError, VisibilityExpansionRequired
+from .checks import kind_of
+from .errors import (
+    InvalidArgumentError,
+    PromptRenderError,
+    PromptValidationError,
+    VisibilityExpansionRequired,
+)
 from .messages import OutputSpec
 from .resources import ResourceBinding, ResourceFactory, ResourceRegistry
 from .tools import Tool, ToolContext, ToolResult, inline_schema_refs, is_model_type
@@ -91,6 +97,11 @@ def _as_type(value: object) -> type[Any] | None:
 
 
 def _check_overrides(overrides: Mapping[Any, Any]) -> dict[SectionPath, Visibility]:
+    if not isinstance(cast(object, overrides), Mapping):
+        raise PromptValidationError(
+            "visibility overrides are a mapping {('guide', 'details'): 'full'}, "
+            f"got {kind_of(overrides)}"
+        )
     checked: dict[SectionPath, Visibility] = {}
     for key, visibility in overrides.items():
         parts = cast(tuple[object, ...], key) if isinstance(key, tuple) else ()
@@ -154,13 +165,23 @@ def apply_visibility(session: Session, overrides: Mapping[SectionPath, Visibilit
 
     Registers `reduce_visibility` on the session the first time it is used there.
     """
+    _check_session(session, "register_reducer", "dispatch")
+    event = SetVisibility(overrides)
     with _registration_lock:
         if session not in _sessions_with_reducer:
             session.register_reducer(
                 SetVisibility, reduce_visibility, slice_type=VisibilityOverrides
             )
             _sessions_with_reducer.add(session)
-    session.dispatch(SetVisibility(overrides))
+    session.dispatch(event)
+
+
+def _check_session(session: object, *methods: str) -> None:
+    """Anything with the session methods used here (a `Session`, or a test's stand-in)."""
+    if not all(callable(getattr(session, method, None)) for method in methods):
+        raise InvalidArgumentError(
+            f"session must be a wink Session, got {kind_of(session)}", argument="session"
+        )
 
 
 # --- sections
@@ -182,13 +203,31 @@ def _placeholders(section_path: SectionPath, text: str, what: str) -> tuple[str,
     )
 
 
+def _listed(value: object, what: str, items: str, path: SectionPath) -> tuple[Any, ...]:
+    """A list (any iterable) of `items` as a tuple. A str is refused by name, not read
+    as its characters ("got 'H'"), and so is anything else that is not a collection."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        given = kind_of(cast(object, value))
+        raise PromptValidationError(
+            f"{what} must be a list of {items}, got {given}", section_path=path
+        )
+    return tuple(cast(Iterable[Any], value))
+
+
+def _text(value: object, what: str, path: SectionPath) -> None:
+    if not isinstance(value, str):
+        raise PromptValidationError(
+            f"section {what} must be a string, got {kind_of(value)}", section_path=path
+        )
+
+
 def _check_sections(sections: Sequence[object], parent: SectionPath) -> None:
     """Children (or a prompt's sections) are sections, with keys unique among siblings."""
     seen: set[str] = set()
     for section in sections:
         if not isinstance(section, MarkdownSection):
             raise PromptValidationError(
-                f"sections must be MarkdownSection instances, got {section!r}",
+                f"sections must be MarkdownSection instances, got {kind_of(section)}",
                 section_path=parent,
             )
         if section.key in seen:
@@ -226,16 +265,23 @@ class MarkdownSection:
                 "starting with a letter or digit",
                 section_path=own_path,
             )
+        _text(self.title, "title", own_path)
         if not self.title.strip() or "\n" in self.title:
             raise PromptValidationError(
                 "section title must be one non-empty line", section_path=own_path
             )
-        object.__setattr__(self, "tools", tuple(self.tools))
-        object.__setattr__(self, "children", tuple(self.children))
+        _text(self.template, "template", own_path)
+        if self.summary is not None:
+            _text(self.summary, "summary", own_path)
+        object.__setattr__(self, "tools", _listed(self.tools, "tools", "Tool", own_path))
+        object.__setattr__(
+            self, "children", _listed(self.children, "children", "MarkdownSection", own_path)
+        )
         for tool in self.tools:
             if not _is(tool, Tool):
                 raise PromptValidationError(
-                    f"section tools must be Tool instances, got {tool!r}", section_path=own_path
+                    f"section tools must be Tool instances, got {kind_of(tool)}",
+                    section_path=own_path,
                 )
         _check_sections(self.children, own_path)
         names = _placeholders(own_path, self.template, "template")
@@ -373,8 +419,20 @@ class Prompt(Generic[OutputT]):
             raise PromptValidationError(
                 f"prompt name {self.name!r} must be non-empty letters, digits, '_', '.' or '-'"
             )
-        object.__setattr__(self, "sections", tuple(self.sections))
+        object.__setattr__(
+            self, "sections", _listed(self.sections, "sections", "MarkdownSection", ())
+        )
         _check_sections(self.sections, ())
+        object.__setattr__(
+            self,
+            "bound_params",
+            _listed(self.bound_params, "bound_params", "dataclass instances", ()),
+        )
+        if not _is(self.resources, ResourceRegistry):
+            raise PromptValidationError(
+                f"resources must be a ResourceRegistry, got {kind_of(self.resources)} "
+                "(bind them with prompt.bind(resources={Protocol: factory}))"
+            )
         self._check_tools()
         self._check_params()
         object.__setattr__(self, "output", self._output_spec())
@@ -454,6 +512,7 @@ class Prompt(Generic[OutputT]):
         """
         visibility: dict[SectionPath, Visibility] = {}
         if session is not None:
+            _check_session(session, "get")
             state = session.get(VisibilityOverrides, None)
             if state is not None:
                 visibility.update(state.overrides)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, TypeVar, cast, get_args
 
+from .checks import kind_of
 from .errors import (
     CircularDependencyError,
     DuplicateBindingError,
@@ -110,6 +111,11 @@ class ResourceRegistry(Mapping[type[Any], ResourceBinding]):
     def __init__(
         self, bindings: Mapping[type[Any], ResourceBinding | ResourceFactory] | None = None
     ) -> None:
+        if bindings is not None and not isinstance(cast(object, bindings), Mapping):
+            raise ResourceError(
+                "resources are a mapping {Protocol: factory or ResourceBinding}, "
+                f"got {kind_of(bindings)}"
+            )
         normalized: dict[type[Any], ResourceBinding] = {}
         for protocol, value in (bindings or {}).items():
             normalized[_check_protocol(protocol)] = _to_binding(protocol, value)

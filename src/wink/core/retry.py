@@ -5,13 +5,15 @@ tenacity (see `retry_strategies.py`) is loaded on the first retry, not on import
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
-from .errors import ConfigurationError, ThrottleError
+from .checks import a_callable, kind_of
+from .errors import ConfigurationError, InvalidArgumentError, ThrottleError
 
 if TYPE_CHECKING:
     from tenacity import AsyncRetrying
@@ -134,6 +136,7 @@ class RetryPolicy:
         on_retry: Callable[[ThrottleError, float], None] | None = None,
     ) -> AsyncRetrying:
         """The tenacity engine for this policy (`call` is the way to use it)."""
+        _check_hooks("retrying", deadline, sleep, on_retry)
         from .retry_strategies import build_retrying  # tenacity: first retry only
 
         return build_retrying(self, deadline=deadline, sleep=sleep, on_retry=on_retry)
@@ -154,8 +157,10 @@ class RetryPolicy:
         common case) pays nothing for it; a retry-safe failure seeds tenacity, which then
         decides every later step.
         """
+        a_callable(fn, "RetryPolicy.call(fn=...)", "fn")
+        _check_hooks("call", deadline, sleep, on_retry)
         try:
-            return await fn()
+            return await _awaited(fn)
         except ThrottleError as error:
             if self.max_attempts == 1 or not error.details.retry_safe:
                 raise
@@ -167,7 +172,7 @@ class RetryPolicy:
             attempts += 1
             if attempts == 1:
                 raise first
-            return await fn()
+            return await _awaited(fn)
 
         from tenacity import RetryError
 
@@ -184,6 +189,30 @@ class RetryPolicy:
             if final is error:
                 raise
         raise final from final.__cause__
+
+
+def _check_hooks(method: str, deadline: object, sleep: object, on_retry: object) -> None:
+    where = f"RetryPolicy.{method}"
+    if deadline is not None and not callable(getattr(deadline, "remaining", None)):
+        raise InvalidArgumentError(
+            f"{where}(deadline=...) takes a Deadline or None, got {kind_of(deadline)}",
+            argument="deadline",
+        )
+    for name, hook in (("sleep", sleep), ("on_retry", on_retry)):
+        if hook is not None:
+            a_callable(hook, f"{where}({name}=...)", name)
+
+
+def _awaited(fn: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+    """`fn()`, which must give an awaitable: `call` takes an async function."""
+    result = fn()
+    if not inspect.isawaitable(result):
+        raise InvalidArgumentError(
+            "RetryPolicy.call(fn=...) takes an async function (one returning an awaitable), "
+            f"its call returned {kind_of(result)}",
+            argument="fn",
+        )
+    return result
 
 
 def _counted(error: ThrottleError, attempts: int) -> ThrottleError:

@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeVar, cast, overload
 
 from pydantic import ValidationError
 
+from .checks import a_callable, an_instance
 from .errors import (
     EvaluationPhase,
     RestoreFailedError,
@@ -218,6 +219,7 @@ class Session:
         return ()
 
     def get(self, slice_type: type[S], default: D) -> S | D:
+        _check_type("get", "slice_type", slice_type)
         with self._lock:
             return cast(S | D, self._slices.get(slice_type, default))
 
@@ -242,6 +244,9 @@ class Session:
         `current` is None before the first event. Return a new value; do not mutate the old one
         (snapshots share it).
         """
+        _check_type("register_reducer", "event_type", event_type)
+        _check_type("register_reducer", "slice_type", slice_type)
+        a_callable(reducer, "Session.register_reducer(reducer=...)", "reducer")
         with self._lock:
             self._reducers.setdefault(event_type, []).append(
                 _Registration(slice_type, cast(Reducer, reducer))
@@ -255,6 +260,7 @@ class Session:
         evaluation go on (as `logging` treats a failing handler). A reducer's exception,
         by contrast, propagates: the state it computes would be wrong.
         """
+        a_callable(callback, "Session.subscribe(callback=...)", "callback")
         self._subscribers.append(callback)
 
     def dispatch(self, event: object) -> None:
@@ -317,6 +323,7 @@ class Session:
 
     def restore(self, snapshot: Snapshot) -> None:
         """Return to `snapshot`, dropping every event recorded after it."""
+        _check_snapshot("restore", snapshot)
         with self._lock:
             if snapshot.session_id != id(self) or snapshot.sequence > self._next_sequence:
                 raise SnapshotRestoreError("the snapshot was not taken from this session's past")
@@ -339,6 +346,7 @@ class Session:
 
     def rollback(self, snapshot: Snapshot, key: object) -> None:
         """Undo the events of transaction `key` since `snapshot`, keeping everyone else's."""
+        _check_snapshot("rollback", snapshot)
         with self._lock:
             try:
                 self._remove(
@@ -375,3 +383,13 @@ class Session:
         for sequence, transaction, event in kept:
             if sequence >= replay_from:
                 self._apply(transaction, event, sequence)
+
+
+def _check_type(method: str, name: str, value: object) -> None:
+    """Slices and events are keyed by class: anything else is a mistake, said here."""
+    an_instance(value, type, f"Session.{method}({name}=...)", name, "a class")
+
+
+def _check_snapshot(method: str, snapshot: object) -> None:
+    where = f"Session.{method}(snapshot=...)"
+    an_instance(snapshot, Snapshot, where, "snapshot", "a Snapshot (session.snapshot())")

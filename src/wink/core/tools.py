@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, TypeAdapter
 
+from .checks import kind_of
 from .errors import PromptValidationError
 
 if TYPE_CHECKING:
@@ -116,6 +117,8 @@ def is_model_type(value: object) -> bool:
 
 
 def validate_tool_name(name: str) -> None:
+    if not isinstance(cast(object, name), str):
+        raise PromptValidationError(f"a tool name is a string, got {kind_of(name)}")
     if not _TOOL_NAME.fullmatch(name):
         raise PromptValidationError(
             f"tool name {name!r} is not provider-safe: use 1-64 letters, digits, '_' or '-', "
@@ -162,6 +165,10 @@ class Tool(Generic[P, R]):
         set_field(self, "handler", handler)
         set_field(self, "graceful", graceful)
         validate_tool_name(name)
+        if not isinstance(cast(object, description), str):
+            raise PromptValidationError(
+                f"tool {name!r} description must be a string, got {kind_of(description)}"
+            )
         if not description.strip():
             raise PromptValidationError(f"tool {name!r} needs a description")
         found_params, result_type = _read_signature(

@@ -22,8 +22,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, cast
 
+from ..core.checks import a_mapping, a_number, a_whole_number, an_instance, kind_of
+from ..core.errors import ConfigurationError, InvalidArgumentError
 from .asgi import ASGIApp, make_asgi_app
 from .faults import Fault, RateLimit
 from .formats import IdSource, as_object
@@ -132,8 +134,13 @@ class ProviderEmulator:
         stream_chunk_size: int = 8,
         stream_chunk_delay: float = 0.0,
     ) -> None:
-        if latency < 0:
-            raise ValueError("latency cannot be negative")
+        where = "ProviderEmulator"
+        a_number(latency, f"{where}(latency=...)", "latency", minimum=0)
+        if seed is not None:
+            a_whole_number(seed, f"{where}(seed=...)", "seed")
+        if record_limit is not None:
+            name = "record_limit"
+            a_whole_number(record_limit, f"{where}({name}=...)", name, minimum=0, maximum=2**31)
         self._chunk_size, self._chunk_delay = stream_settings(stream_chunk_size, stream_chunk_delay)
         self._lock = threading.Lock()
         self._host, self._requested_port = host, port
@@ -213,7 +220,10 @@ class ProviderEmulator:
             return f"{self.url}/v1"
         if provider in ("anthropic", "google"):
             return self.url
-        raise ValueError(f"unknown provider {provider!r}")
+        raise ConfigurationError(
+            f"unknown provider {provider!r}: one of openai, openai-responses, anthropic, google",
+            option="provider",
+        )
 
     @property
     def asgi_app(self) -> ASGIApp:
@@ -230,7 +240,7 @@ class ProviderEmulator:
             if callable(script):
                 self._function = script
             elif script is not None:
-                self._queue.extend(_checked(script))
+                self._queue.extend(_checked(_script_items(script)))
 
     def enqueue(self, *items: ScriptItem) -> None:
         """Append turns (or faults) to the queue; they are answered before the callable."""
@@ -239,15 +249,17 @@ class ProviderEmulator:
 
     def inject(self, fault: Fault, times: int = 1) -> None:
         """Apply `fault` to the next `times` requests (after any injected earlier)."""
-        if times < 1:
-            raise ValueError("times must be at least 1")
+        _check_fault("inject(fault=...)", fault)
+        a_whole_number(times, "ProviderEmulator.inject(times=...)", "times", minimum=1)
         with self._lock:
             self._injected.append((fault, times))
 
     def schedule(self, plan: Mapping[int, Fault]) -> None:
         """Faults by request number, counted from now: `{1: ...}` is the next request."""
-        if any(number < 1 for number in plan):
-            raise ValueError("request numbers start at 1")
+        where = "ProviderEmulator.schedule(plan=...)"
+        for number, fault in a_mapping(plan, where, "plan").items():
+            a_whole_number(number, f"{where} request numbers", "plan", minimum=1)
+            _check_fault("schedule(plan=...)", fault)
         with self._lock:
             for number, fault in plan.items():
                 self._schedule[self._count + number] = fault
@@ -265,6 +277,8 @@ class ProviderEmulator:
 
     def set_rate_limit(self, limit: RateLimit | None) -> None:
         """Turn the token bucket on (starting full), change it, or turn it off with None."""
+        if limit is not None:
+            an_instance(limit, RateLimit, "rate_limit", "limit", "a RateLimit or None")
         with self._lock:
             self._bucket = TokenBucket(limit, time.monotonic()) if limit else None
 
@@ -525,8 +539,28 @@ def _checked(items: Iterable[object]) -> list[ScriptItem]:
         if isinstance(item, Turn | Fault):
             checked.append(item)
         else:
-            raise TypeError(f"a script holds Turn and Fault values, not {type(item).__name__}")
+            raise InvalidArgumentError(
+                f"a script holds Turn and Fault values, not {type(item).__name__}",
+                argument="script",
+            )
     return checked
+
+
+def _script_items(script: object) -> Iterable[object]:
+    """A script that is neither a callable nor a list (a str, a single Turn) is named."""
+    if isinstance(script, str | bytes | Turn | Fault) or not isinstance(script, Iterable):
+        raise InvalidArgumentError(
+            "a script is a list of Turn and Fault values or a function of the request, "
+            f"got {kind_of(script)}",
+            argument="script",
+        )
+    return cast(Iterable[object], script)
+
+
+def _check_fault(call: str, fault: object) -> None:
+    an_instance(
+        fault, Fault, f"ProviderEmulator.{call}", "fault", "a Fault (Fault.overloaded(), ...)"
+    )
 
 
 def _parse_body(raw: bytes) -> Any:

@@ -8,10 +8,11 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..adapters.base import ProviderAdapter, WireRequest
-from ..core.errors import PromptEvaluationError
+from ..core.checks import kind_of
+from ..core.errors import InvalidArgumentError, PromptEvaluationError
 from ..core.messages import ModelRequest, ModelResponse, ToolCall, Usage
 
 __all__ = ["ScriptedAdapter", "call", "final", "tool_turn"]
@@ -50,6 +51,20 @@ def final(text: str | object, *, usage: Usage | None = None) -> ModelResponse:
     )
 
 
+def _checked(steps: Iterable[object]) -> list[Step]:
+    """Each step is a response, an exception to raise, or a callable of the request."""
+    checked: list[Step] = []
+    for step in steps:
+        if not isinstance(step, ModelResponse | BaseException) and not callable(step):
+            raise InvalidArgumentError(
+                "a scripted step is a ModelResponse (final(...), tool_turn(...)), an exception "
+                f"to raise or a function of the request, got {kind_of(step)}",
+                argument="steps",
+            )
+        checked.append(cast(Step, step))
+    return checked
+
+
 @dataclass
 class _Script:
     steps: deque[Step] = field(default_factory=deque[Step])
@@ -63,7 +78,12 @@ class ScriptedAdapter(ProviderAdapter):
 
     def __init__(self, steps: Iterable[Step] = (), *, model: str = "test", **options: Any) -> None:
         super().__init__(model, **options)
-        self._script = _Script(deque(steps))
+        if isinstance(steps, str | bytes) or not isinstance(cast(object, steps), Iterable):
+            raise InvalidArgumentError(
+                f"ScriptedAdapter(steps=...) takes a list of steps, got {kind_of(steps)}",
+                argument="steps",
+            )
+        self._script = _Script(deque(_checked(steps)))
 
     @property
     def requests(self) -> list[ModelRequest]:
@@ -71,7 +91,7 @@ class ScriptedAdapter(ProviderAdapter):
         return self._script.requests
 
     def add(self, *steps: Step) -> None:
-        self._script.steps.extend(steps)
+        self._script.steps.extend(_checked(steps))
 
     def _make_client(self, *, sync: bool) -> Any:
         return self._script

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
+from ..core.checks import a_number, a_whole_number
 from .faults import Fault
 from .formats import dump
 from .records import Provider
@@ -55,11 +56,11 @@ class StreamPlan:
 
 def stream_settings(chunk_size: int, chunk_delay: float) -> tuple[int, float]:
     """The emulator's stream pace, checked: characters per event, seconds between."""
-    if chunk_size < 1:
-        raise ValueError(f"stream_chunk_size must be at least 1 character, got {chunk_size}")
-    if chunk_delay < 0:
-        raise ValueError(f"stream_chunk_delay cannot be negative, got {chunk_delay}")
-    return chunk_size, chunk_delay
+    size = a_whole_number(
+        chunk_size, "stream_chunk_size (characters per event)", "chunk_size", minimum=1
+    )
+    delay = a_number(chunk_delay, "stream_chunk_delay (seconds)", "chunk_delay", minimum=0)
+    return size, delay
 
 
 def split(text: str, size: int) -> list[str]:
