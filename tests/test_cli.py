@@ -71,7 +71,7 @@ def test_demo_failure_prints_class_phase_and_message(
     lines = _lines(capsys.readouterr().out)
     failure = [line for line in lines if line.startswith("✘ evaluation failed")]
     assert len(failure) == 1, lines
-    assert failure[0].startswith("✘ evaluation failed: PromptEvaluationError in phase 'request': ")
+    assert failure[0].startswith("✘ evaluation failed: AuthenticationError in phase 'request': ")
     assert "HTTP 401" in failure[0]
     assert "prompt_name=" not in failure[0]  # not the repr
 

@@ -32,9 +32,7 @@ def test_a_stream_that_cannot_recover_prints_the_failure(
 ) -> None:
     script = [Fault.stream_error(after=2, kind="bad_request", message="bad request")]
     assert run_demo(provider="openai", script=[*script, Turn.text("never")], stream=True) == 1
-    assert (
-        "✘ evaluation failed: PromptEvaluationError in phase 'request'" in capsys.readouterr().out
-    )
+    assert "✘ evaluation failed: BadRequestError in phase 'request'" in capsys.readouterr().out
 
 
 def test_a_raising_tool_in_a_streamed_run_is_a_one_line_notice(

@@ -22,7 +22,15 @@ from tests.helpers.wire import (
     request_once,
     send_once,
 )
-from wink import PromptEvaluationError, ThrottleError, WinkError
+from wink import (
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    PromptEvaluationError,
+    ThrottleError,
+    WinkError,
+)
 from wink.adapters.base import ModelSettings
 from wink.adapters.google import (
     DEFAULT_BASE_URL,
@@ -447,10 +455,11 @@ def test_any_2xx_with_a_generate_content_body_is_an_answer(status: int, mode: st
 @pytest.mark.parametrize(
     ("status", "body", "kind"),
     [
-        (400, b"Bad Request", None),
-        (401, b"<html><body>Unauthorized</body></html>", None),
-        (404, b'[{"error": {"code": 404, "message": "not here"}}]', None),  # JSON, not the shape
-        (403, b'{"error": "forbidden"}', None),  # `error` is not an object
+        (400, b"Bad Request", BadRequestError),
+        (401, b"<html><body>Unauthorized</body></html>", AuthenticationError),
+        # JSON, not the shape
+        (404, b'[{"error": {"code": 404, "message": "not here"}}]', NotFoundError),
+        (403, b'{"error": "forbidden"}', PermissionDeniedError),  # `error` is not an object
         (429, b"slow down", "rate_limit"),
         (408, b"", "timeout"),
         (500, b"", "overloaded"),
@@ -459,11 +468,11 @@ def test_any_2xx_with_a_generate_content_body_is_an_answer(status: int, mode: st
     ],
 )
 def test_error_bodies_that_are_not_gemini_errors_are_classified_by_status(
-    status: int, body: bytes, kind: str | None
+    status: int, body: bytes, kind: str | type[PromptEvaluationError]
 ) -> None:
     error = answer(Fault.http(status, body, {"content-type": "text/plain"}))
-    if kind is None:
-        assert type(error) is PromptEvaluationError
+    if not isinstance(kind, str):
+        assert type(error) is kind
         assert error.phase == "request"
     else:
         assert isinstance(error, ThrottleError)
@@ -480,7 +489,7 @@ def test_a_long_error_page_is_truncated_in_the_payload() -> None:
 
 def test_a_gemini_error_body_gives_the_message_and_the_whole_payload() -> None:
     error = answer(Fault.bad_request("* GenerateContentRequest.contents: bad"))
-    assert type(error) is PromptEvaluationError
+    assert type(error) is BadRequestError
     assert error.phase == "request"
     assert "GenerateContentRequest.contents: bad" in error.message
     assert error.provider_payload is not None
@@ -532,13 +541,13 @@ def closed_port() -> int:
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_a_refused_connection_is_a_retry_safe_timeout(mode: str) -> None:
+def test_a_refused_connection_is_a_retry_safe_connection_failure(mode: str) -> None:
     adapter = GoogleAdapter(
         MODEL, base_url=f"http://127.0.0.1:{closed_port()}", api_key="k", retry_policy=NO_RETRY
     )
     error = send_once(adapter, sync=mode == "sync")
     assert isinstance(error, ThrottleError)
-    assert (error.details.kind, error.details.retry_safe) == ("timeout", True)
+    assert (error.details.kind, error.details.retry_safe) == ("connection", True)
 
 
 def test_an_unresolvable_host_is_a_configuration_error_naming_it() -> None:
@@ -552,16 +561,16 @@ def test_an_unresolvable_host_is_a_configuration_error_naming_it() -> None:
 
 
 @pytest.mark.parametrize(
-    ("fault", "options"),
-    [(Fault.hang(5.0), {"timeout": 0.3}), (Fault.drop_connection(), {})],
+    ("fault", "options", "kind"),
+    [(Fault.hang(5.0), {"timeout": 0.3}, "timeout"), (Fault.drop_connection(), {}, "connection")],
     ids=["hang", "drop"],
 )
-def test_a_hung_or_dropped_answer_is_a_retry_safe_timeout(
-    fault: Fault, options: dict[str, Any]
+def test_a_hung_or_dropped_answer_is_retry_safe(
+    fault: Fault, options: dict[str, Any], kind: str
 ) -> None:
     error = answer(fault, **options)
     assert isinstance(error, ThrottleError)
-    assert (error.details.kind, error.details.retry_safe) == ("timeout", True)
+    assert (error.details.kind, error.details.retry_safe) == (kind, True)
 
 
 # --- transport exceptions, one by one
@@ -573,13 +582,17 @@ def test_every_transport_exception_is_mapped(cls: type[BaseException]) -> None:
 
 
 @pytest.mark.parametrize(
-    "error",
-    [httpx2.ReadTimeout("slow"), httpx2.ConnectError("refused"), httpx2.RemoteProtocolError("x")],
+    ("error", "kind"),
+    [
+        (httpx2.ReadTimeout("slow"), "timeout"),
+        (httpx2.ConnectError("refused"), "connection"),
+        (httpx2.RemoteProtocolError("x"), "connection"),
+    ],
 )
-def test_transport_failures_are_retry_safe_timeouts(error: Exception) -> None:
+def test_transport_failures_are_retry_safe(error: Exception, kind: str) -> None:
     wink_error = mapped(_map_errors("capital"), error)
     assert isinstance(wink_error, ThrottleError)
-    assert (wink_error.details.kind, wink_error.details.retry_safe) == ("timeout", True)
+    assert (wink_error.details.kind, wink_error.details.retry_safe) == (kind, True)
 
 
 def test_a_gemini_error_answer_is_mapped_by_its_status() -> None:

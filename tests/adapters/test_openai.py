@@ -9,6 +9,7 @@ from typing import Any
 import openai
 import pytest
 
+import wink
 from tests.helpers.adapters import KEY
 from tests.helpers.prompts import CONVERSATION, HELLO, SEARCH_SPEC, WEATHER_SPEC
 from tests.helpers.sdk_errors import exception_classes, mapped, sdk_exception, status_response
@@ -99,14 +100,23 @@ def test_every_openai_exception_is_mapped() -> None:
         mapped(map_openai_errors("p"), error)
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 422])
-def test_client_errors_are_request_errors(status: int) -> None:
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (400, wink.BadRequestError),
+        (401, wink.AuthenticationError),
+        (403, wink.PermissionDeniedError),
+        (404, wink.NotFoundError),
+        (409, wink.BadRequestError),
+        (422, wink.BadRequestError),
+    ],
+)
+def test_client_errors_are_request_errors(status: int, kind: type[PromptEvaluationError]) -> None:
     response = status_response(status, {"error": {"message": "m"}})
     error = openai.APIStatusError("m", response=response, body={"message": "m"})  # type: ignore[arg-type]
     wink_error = mapped(map_openai_errors("p"), error)
-    assert isinstance(wink_error, PromptEvaluationError)
-    assert not isinstance(wink_error, ThrottleError)
-    assert wink_error.phase == "request"
+    assert type(wink_error) is kind
+    assert (wink_error.phase, wink_error.status_code) == ("request", status)
 
 
 # --- request building

@@ -277,10 +277,12 @@ def test_a_failed_evaluation_is_an_error_span(traced: Traced, emulator: Provider
         anthropic(emulator, traced).evaluate(PROMPT, session=Session())
     root = traced.root()
     assert root.status.status_code.name == "ERROR"
-    assert root.attributes["error.type"] == "PromptEvaluationError"
+    assert root.attributes["error.type"] == "BadRequestError"
     assert root.attributes["wink.phase"] == "request"
     (chat,) = traced.spans("chat ")
     assert "Field required" in chat.status.description
+    assert chat.attributes["error.type"] == "BadRequestError"
+    assert chat.attributes["http.response.status_code"] == 400  # not only a throttle's
     assert "sk-ant-test" not in json.dumps([dict(s.attributes) for s in traced.spans()])
 
 

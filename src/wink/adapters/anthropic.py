@@ -48,7 +48,7 @@ from ..core.throttle import RateLimitHeaders
 from .base import ModelSettings, ProviderAdapter, WireRequest
 from .thinking import anthropic_thinking
 
-__all__ = ["RATE_LIMIT_HEADERS", "AnthropicAdapter"]
+__all__ = ["RATE_LIMIT_HEADERS", "AnthropicAdapter", "anthropic_error_facts"]
 
 # --- tables
 
@@ -256,7 +256,21 @@ def _parse_response(body: Any) -> ModelResponse:
         raw=message,
         thinking=tuple(thinking),
         native=native,
+        refusal=_refusal_explanation(message.get("stop_details")) if reason == "refusal" else None,
     )
+
+
+def _refusal_explanation(details: Any) -> str | None:
+    """`stop_details.explanation` of a refusal: Anthropic's words for it, when it gave any
+    (the text blocks are what the model wrote before its classifiers stopped it)."""
+    if details is None:
+        return None
+    if not isinstance(details, dict):
+        raise MalformedResponse("stop_details is not an object")
+    explanation = cast(dict[str, Any], details).get("explanation")
+    if explanation is not None and not isinstance(explanation, str):
+        raise MalformedResponse("stop_details.explanation is not a string")
+    return explanation or None
 
 
 def _parse_thinking(block: dict[str, Any]) -> ThinkingPart:
@@ -313,16 +327,48 @@ def _parse_usage(value: Any) -> Usage:
 _SPEND_LIMITS = (anthropic.ContractSpendLimitReachedError, anthropic.EnforcedSpendLimitReachedError)
 
 
-def _status_facts(error: anthropic.APIStatusError) -> StatusFacts:
-    body: Any = error.body  # the whole body: {"type": "error", "error": {...}, "request_id"}
+# What an invalid_request_error says when the input does not fit the context window:
+# "prompt is too long: 208656 tokens > 200000 maximum", or, with the room max_tokens asks,
+# "input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, ...".
+_CONTEXT_WINDOW_WORDS = ("prompt is too long", "exceed context limit")
+# An empty balance is a 400 invalid_request_error, not a 429 or a 402 (docs/adapters).
+_NO_CREDIT_WORDS = "credit balance is too low"
+
+
+def anthropic_error_facts(
+    status: int,
+    body: Any,
+    default_message: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    spend_limit: bool = False,
+) -> StatusFacts:
+    """What an Anthropic error body (`{"type": "error", "error": {"type", "message"}}`)
+    says, for an error answer and a stream's `error` event alike."""
     detail = cast(dict[str, Any], body).get("error") if isinstance(body, dict) else None
-    message = cast(dict[str, Any], detail).get("message") if isinstance(detail, dict) else None
+    detail = cast(dict[str, Any], detail) if isinstance(detail, dict) else {}
+    kind, message = detail.get("type"), detail.get("message")
+    text = message if isinstance(message, str) else default_message
+    lowered = text.lower()
+    invalid = kind == "invalid_request_error"
     return StatusFacts(
-        status=error.status_code,
-        message=message if isinstance(message, str) else str(error),
+        status=status,
+        message=text,
         body=body,
-        headers=error.response.headers,
-        quota_exhausted=isinstance(error, _SPEND_LIMITS),
+        headers=headers,
+        quota_exhausted=spend_limit or kind == "billing_error" or _NO_CREDIT_WORDS in lowered,
+        context_window_exceeded=invalid and any(w in lowered for w in _CONTEXT_WINDOW_WORDS),
+    )
+
+
+def _status_facts(error: anthropic.APIStatusError) -> StatusFacts:
+    # the whole body: {"type": "error", "error": {...}, "request_id"}
+    return anthropic_error_facts(
+        error.status_code,
+        error.body,
+        str(error),
+        error.response.headers,
+        spend_limit=isinstance(error, _SPEND_LIMITS),
     )
 
 
@@ -351,9 +397,11 @@ _ERRORS = SdkErrors(
 )
 
 
-def _map_errors(prompt_name: str, secrets: Iterable[str] = ()) -> AbstractContextManager[None]:
+def _map_errors(
+    prompt_name: str, secrets: Iterable[str] = (), model: str | None = None
+) -> AbstractContextManager[None]:
     """anthropic SDK exceptions -> the typed contract (shared table logic in core)."""
-    return map_sdk_errors(_ERRORS, prompt_name, secrets)
+    return map_sdk_errors(_ERRORS, prompt_name, secrets, model=model)
 
 
 # --- the adapter
@@ -388,4 +436,4 @@ class AnthropicAdapter(ProviderAdapter):
         return _parse_response(data)
 
     def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
-        return _map_errors(prompt_name, self._secrets)
+        return _map_errors(prompt_name, self._secrets, self.model)

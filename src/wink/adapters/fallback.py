@@ -22,8 +22,13 @@ from typing import TYPE_CHECKING, Any, cast
 from ..core.errors import (
     AllAdaptersFailedError,
     AllAdaptersThrottledError,
+    AuthenticationError,
+    BadRequestError,
     ConfigurationError,
+    ContextWindowExceededError,
     DeadlineExceededError,
+    NotFoundError,
+    PermissionDeniedError,
     PromptEvaluationError,
     ThrottleDetails,
     ThrottleError,
@@ -50,7 +55,13 @@ from .options import telemetry_option
 if TYPE_CHECKING:
     from ..core.stream_events import EventSink
 
-__all__ = ["FallbackAdapter", "FallbackPredicate", "portable_messages", "throttled"]
+__all__ = [
+    "FallbackAdapter",
+    "FallbackPredicate",
+    "another_adapter_may_help",
+    "portable_messages",
+    "throttled",
+]
 
 FallbackPredicate = Callable[[WinkError], bool]
 
@@ -66,11 +77,27 @@ _FOREIGN_SIGNATURE = "skip_thought_signature_validator"
 
 
 def throttled(error: WinkError) -> bool:
-    """The default `fallback_on`: a `ThrottleError` of any kind (rate limit, quota,
-    overloaded, timeout), raised once the adapter's own `RetryPolicy` gave up, or the
-    adapter's throttle window outlasting the deadline. Not a rejected request (400, 401,
-    404): a malformed request is malformed everywhere."""
+    """A `ThrottleError` of any kind (rate limit, quota, overloaded, timeout,
+    connection), raised once the adapter's own `RetryPolicy` gave up, or the adapter's
+    throttle window outlasting the deadline. The part of `another_adapter_may_help`
+    about throttles, for a chain that should move on for nothing else."""
     return isinstance(error, ThrottleError | DeadlineExceededError)
+
+
+# Failures that say something about the adapter (its key, account or model), not about
+# the request: the next adapter, with its own, may well succeed.
+_ADAPTER_FAILURES = (AuthenticationError, PermissionDeniedError, NotFoundError)
+_ELSEWHERE = (ContextWindowExceededError, *_ADAPTER_FAILURES)  # another model may take it
+
+
+def another_adapter_may_help(error: WinkError) -> bool:
+    """The default `fallback_on` (docs/fallback.md has the table): the throttles
+    (`throttled`); an input too long for this model's context window (the next may have a
+    larger one); a key, an account or a model name this provider refused (401, 403,
+    404: nothing about the next adapter). Not any other rejected request
+    (`BadRequestError`: malformed here is malformed everywhere), nor a request a content
+    filter blocked, nor an answer wink could not use."""
+    return throttled(error) or isinstance(error, _ELSEWHERE)
 
 
 class CircuitBreaker:
@@ -78,7 +105,9 @@ class CircuitBreaker:
 
     An adapter that failed over is skipped for the wait its provider asked (`retry_after`,
     at most `max_cooldown`), else for `cooldown`; then it is tried again. An answer
-    closes its circuit at once.
+    closes its circuit at once. A request the adapter rejected as it is (a
+    `BadRequestError`, a context window too small) moves that evaluation on but opens
+    no circuit: it says nothing of the adapter's next requests.
     """
 
     def __init__(
@@ -124,8 +153,8 @@ class FallbackAdapter(Evaluator):
     """Adapters tried in order, for one evaluation: the interface of any adapter.
 
     `fallback_on(error)` decides whether a failure moves the evaluation to the next
-    adapter (default: `throttled`). The deadline and budget given to `evaluate` span all
-    adapters. Loop settings (`max_rounds`, `graceful_tool_errors`,
+    adapter (default: `another_adapter_may_help`). The deadline and budget given to
+    `evaluate` span all adapters. Loop settings (`max_rounds`, `graceful_tool_errors`,
     `max_failed_tool_rounds`, `max_output_retries`) are the first adapter's; each adapter
     keeps its own retry policy, timeout and model settings. `cooldown` / `max_cooldown`:
     see `CircuitBreaker`. `close()` / `aclose()` close every adapter. When every adapter
@@ -158,7 +187,7 @@ class FallbackAdapter(Evaluator):
         if fallback_on is not None and not callable(fallback_on):
             raise ConfigurationError("fallback_on must be callable", option="fallback_on")
         self.adapters: tuple[ProviderAdapter, ...] = cast(tuple[ProviderAdapter, ...], items)
-        self.fallback_on: FallbackPredicate = fallback_on or throttled
+        self.fallback_on: FallbackPredicate = fallback_on or another_adapter_may_help
         self._breaker = CircuitBreaker(
             len(items),
             cooldown=_seconds(cooldown, "cooldown"),
@@ -285,7 +314,8 @@ class _Chain:
                 deadline = request.deadline
                 if (deadline is not None and deadline.expired()) or not self._fallback_on(error):
                     raise
-                self._breaker.trip(index, error)
+                if not isinstance(error, BadRequestError):  # this request's, not the adapter's
+                    self._breaker.trip(index, error)
                 failures[index] = error
                 waits[index] = _asked(error)
                 reason = error

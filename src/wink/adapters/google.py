@@ -45,7 +45,7 @@ from ..core.provider_errors import (
     read_count,
 )
 from .base import EncodedRequest, ModelSettings, ProviderAdapter, WireRequest
-from .google_errors import google_quota_is_daily, google_retry_delay
+from .google_errors import google_error_facts
 from .thinking import gemini_thinking_config
 
 __all__ = ["DEFAULT_BASE_URL", "GeminiErrorAnswer", "GoogleAdapter"]
@@ -438,14 +438,8 @@ def _status_facts(error: GeminiErrorAnswer) -> StatusFacts:
             headers=response.headers,
         )
     message = body["error"].get("message")
-    return StatusFacts(
-        status=status,
-        message=message if isinstance(message, str) and message else reason,
-        body=body,
-        headers=response.headers,
-        quota_exhausted=status == 429 and google_quota_is_daily(body),
-        retry_after=google_retry_delay(body),
-    )
+    text = message if isinstance(message, str) and message else reason
+    return google_error_facts(status, body, text, response.headers)
 
 
 def _error_body(content: bytes) -> dict[str, Any] | None:
@@ -469,9 +463,11 @@ _ERRORS = SdkErrors(
 )
 
 
-def _map_errors(prompt_name: str, secrets: Iterable[str] = ()) -> AbstractContextManager[None]:
+def _map_errors(
+    prompt_name: str, secrets: Iterable[str] = (), model: str | None = None
+) -> AbstractContextManager[None]:
     """httpx2 exceptions and error answers -> the typed contract (shared logic in core)."""
-    return map_sdk_errors(_ERRORS, prompt_name, secrets)
+    return map_sdk_errors(_ERRORS, prompt_name, secrets, model=model)
 
 
 @functools.lru_cache(maxsize=64)
@@ -538,7 +534,7 @@ class GoogleAdapter(ProviderAdapter):
         return _parse_response(data)
 
     def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
-        return _map_errors(prompt_name, self._secrets)
+        return _map_errors(prompt_name, self._secrets, self.model)
 
     def _post(self, client: Any, wire: EncodedRequest, time_limit: float) -> tuple[bytes, Any]:
         if not isinstance(client, httpx2.Client):

@@ -1,6 +1,7 @@
-"""Gemini's error body: `google.rpc.RetryInfo` (how long to wait) and
-`google.rpc.QuotaFailure` (whether the quota is per day). Read only for Gemini answers,
-so it lives with the Gemini adapter, not in core."""
+"""Gemini's error body: `google.rpc.RetryInfo` (how long to wait),
+`google.rpc.QuotaFailure` (whether the quota is per day), `google.rpc.ErrorInfo` (a
+refused key) and the message (a context window exceeded). Read only for Gemini answers,
+so it lives with the Gemini adapter, not in core, which classifies the facts."""
 
 from __future__ import annotations
 
@@ -8,9 +9,34 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
+from ..core.provider_errors import StatusFacts
 from ..core.throttle import parse_duration
 
-__all__ = ["google_quota_is_daily", "google_retry_delay"]
+__all__ = ["google_error_facts", "google_quota_is_daily", "google_retry_delay"]
+
+# "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)."
+_CONTEXT_WINDOW_WORDS = ("input token count", "exceeds the maximum number of tokens")
+# Gemini answers a key it refuses with a 400 INVALID_ARGUMENT carrying this reason.
+_KEY_REFUSED = frozenset({"API_KEY_INVALID"})
+
+
+def google_error_facts(
+    status: int, body: Mapping[str, Any], message: str, headers: Mapping[str, str] | None = None
+) -> StatusFacts:
+    """What a Gemini `{"error": {code, message, status, details}}` body says, for an error
+    answer and a stream's error object alike."""
+    lowered = message.lower()
+    reasons = {detail.get("reason") for detail in _google_details(body, "google.rpc.ErrorInfo")}
+    return StatusFacts(
+        status=status,
+        message=message,
+        body=body,
+        headers=headers,
+        quota_exhausted=status == 429 and google_quota_is_daily(body),
+        retry_after=google_retry_delay(body),
+        context_window_exceeded=all(words in lowered for words in _CONTEXT_WINDOW_WORDS),
+        authentication_failed=bool(reasons & _KEY_REFUSED),
+    )
 
 
 def google_retry_delay(error_body: object) -> float | None:

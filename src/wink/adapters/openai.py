@@ -55,6 +55,7 @@ __all__ = [
     "failure_text",
     "load_openai_client",
     "map_openai_errors",
+    "openai_error_facts",
     "strict_schema",
 ]
 
@@ -228,7 +229,10 @@ def _parse_response(body: Any) -> ModelResponse:
     text, thinking = _parse_content(message.get("content"))
     calls = _parse_tool_calls(message.get("tool_calls"))
     reason = _FINISH_REASONS.get(str(cast(dict[str, Any], choice).get("finish_reason")), "other")
-    if message.get("refusal"):
+    refusal = message.get("refusal")
+    if refusal is not None and not isinstance(refusal, str):
+        raise MalformedResponse("message.refusal is not a string")
+    if refusal:
         reason = "refusal"
     elif calls:
         reason = "tool_calls"
@@ -239,6 +243,7 @@ def _parse_response(body: Any) -> ModelResponse:
         finish_reason=reason,
         raw=completion,
         thinking=thinking,
+        refusal=refusal or None,
     )
 
 
@@ -316,18 +321,37 @@ def _parse_usage(counts: Any) -> Usage:
 # --- error mapping
 
 
-def _status_facts(error: openai.APIStatusError) -> StatusFacts:
-    body: Any = error.body  # unwrapped by the SDK: {"message", "type", "param", "code"}
+# Error codes a content filter sends (Azure OpenAI: `content_filter`; image models:
+# `content_policy_violation`); OpenAI's reasoning models flag a prompt as `invalid_prompt`.
+_FILTER_CODES = frozenset({"content_filter", "content_policy_violation"})
+_CONTEXT_WINDOW_WORDS = "maximum context length"  # OpenAI's and compatible servers' text
+
+
+def openai_error_facts(
+    status: int, body: Any, default_message: str, headers: Mapping[str, str] | None = None
+) -> StatusFacts:
+    """What an OpenAI error object (`{"message", "type", "param", "code"}`) says, for an
+    error answer and a stream's error event alike (docs/adapters/openai.md)."""
     detail = cast(dict[str, Any], body) if isinstance(body, dict) else {}
-    message = detail.get("message")
+    code, kind, message = detail.get("code"), detail.get("type"), detail.get("message")
+    text = message if isinstance(message, str) else default_message
     return StatusFacts(
-        status=error.status_code,
-        message=message if isinstance(message, str) else str(error),
+        status=status,
+        message=text,
         body=body,
-        headers=error.response.headers,
-        # OpenAI sends an exhausted quota as a 429 too (docs/adapters/openai.md).
-        quota_exhausted="insufficient_quota" in (detail.get("code"), detail.get("type")),
+        headers=headers,
+        # OpenAI sends an exhausted quota as a 429 too.
+        quota_exhausted="insufficient_quota" in (code, kind),
+        context_window_exceeded=code == "context_length_exceeded"
+        or _CONTEXT_WINDOW_WORDS in text.lower(),
+        content_filtered=code in _FILTER_CODES
+        or (code == "invalid_prompt" and "flagged" in text.lower()),
     )
+
+
+def _status_facts(error: openai.APIStatusError) -> StatusFacts:
+    # the body is unwrapped by the SDK: {"message", "type", "param", "code"}
+    return openai_error_facts(error.status_code, error.body, str(error), error.response.headers)
 
 
 # OpenAI's allowance headers; their resets are Go durations ("1.5s", "6m0s"). OpenAI-
@@ -357,10 +381,10 @@ _ERRORS = SdkErrors(
 
 
 def map_openai_errors(
-    prompt_name: str, secrets: Iterable[str] = ()
+    prompt_name: str, secrets: Iterable[str] = (), *, model: str | None = None
 ) -> AbstractContextManager[None]:
     """openai SDK exceptions -> the typed contract (shared by both OpenAI adapters)."""
-    return map_sdk_errors(_ERRORS, prompt_name, secrets)
+    return map_sdk_errors(_ERRORS, prompt_name, secrets, model=model)
 
 
 # --- the adapters
@@ -383,7 +407,7 @@ class OpenAIClientAdapter(ProviderAdapter):
         return isinstance(client, openai.AsyncOpenAI)
 
     def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
-        return map_openai_errors(prompt_name, self._secrets)
+        return map_openai_errors(prompt_name, self._secrets, model=self.model)
 
 
 class OpenAIAdapter(OpenAIClientAdapter):

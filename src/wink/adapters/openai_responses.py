@@ -181,7 +181,7 @@ def _parse_response(body: Any) -> ModelResponse:
     calls: list[ToolCall] = []
     thinking: list[ThinkingPart] = []
     items: list[dict[str, Any]] = []
-    refused = False
+    refusals: list[str] = []
     for entry in cast(list[Any], output):
         if not isinstance(entry, dict):
             raise MalformedResponse("an output item is not an object")
@@ -189,11 +189,12 @@ def _parse_response(body: Any) -> ModelResponse:
         items.append(item)
         kind = item.get("type")
         if kind == "message":
-            refused |= _parse_message_content(item, texts)
+            _parse_message_content(item, texts, refusals)
         elif kind == "function_call":
             calls.append(_parse_tool_call(item))
         elif kind == "reasoning":
             thinking.append(_parse_reasoning(item))
+    refused = bool(refusals)
     return ModelResponse(
         text="".join(texts) if texts else None,
         tool_calls=tuple(calls),
@@ -202,6 +203,7 @@ def _parse_response(body: Any) -> ModelResponse:
         raw=response,
         thinking=tuple(thinking),
         native=_native(items),
+        refusal="".join(refusals) or None,
     )
 
 
@@ -230,12 +232,11 @@ def _parse_reasoning(item: dict[str, Any]) -> ThinkingPart:
     )
 
 
-def _parse_message_content(item: dict[str, Any], texts: list[str]) -> bool:
-    """Collect output text; True when the model refused."""
+def _parse_message_content(item: dict[str, Any], texts: list[str], refusals: list[str]) -> None:
+    """Collect output text, and refusal text (a `refusal` part, its words maybe empty)."""
     content = item.get("content")
     if not isinstance(content, list):
         raise MalformedResponse("a message item has no content list")
-    refused = False
     for part in cast(list[Any], content):
         block = cast(dict[str, Any], part) if isinstance(part, dict) else {}
         if block.get("type") == "output_text":
@@ -244,8 +245,10 @@ def _parse_message_content(item: dict[str, Any], texts: list[str]) -> bool:
                 raise MalformedResponse("an output_text part has no text")
             texts.append(text)
         elif block.get("type") == "refusal":
-            refused = True
-    return refused
+            words = block.get("refusal")
+            if words is not None and not isinstance(words, str):
+                raise MalformedResponse("a refusal part's refusal is not a string")
+            refusals.append(words or "")
 
 
 def _parse_tool_call(item: dict[str, Any]) -> ToolCall:

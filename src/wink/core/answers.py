@@ -116,4 +116,5 @@ class StructuredAnswers:
             prompt_name=self.prompt_name,
             phase="response",
             provider_payload=payload,
+            status_code=200,  # the provider answered; the answer is what failed
         )

@@ -6,6 +6,7 @@
   - ToolValidationError
   - DeadlineExceededError
   - StreamNotFinishedError
+  - UnsendableValueError
   - SnapshotError
     + SnapshotRestoreError
   - TransactionError
@@ -15,6 +16,14 @@
     + PromptRenderError
     + VisibilityExpansionRequired
   - PromptEvaluationError
+    + BadRequestError
+      + ContextWindowExceededError
+    + AuthenticationError
+    + PermissionDeniedError
+    + NotFoundError
+    + ContentFilteredError
+    + OutputTruncatedError
+    + RefusalError
     + ThrottleError
     + AllAdaptersFailedError
       + AllAdaptersThrottledError
@@ -23,6 +32,15 @@
     + CircularDependencyError
     + DuplicateBindingError
     + ProviderError
+
+The `PromptEvaluationError` subclasses say what a provider's answer means, whichever
+provider sent it (`wink.core.provider_errors` decides, once for all): a request to fix
+(`BadRequestError`, `ContextWindowExceededError`), a key or an account to fix
+(`AuthenticationError`, `PermissionDeniedError`), a model name to fix (`NotFoundError`),
+content a filter blocked (`ContentFilteredError`), an answer that ended without a usable
+final answer (`OutputTruncatedError`, `RefusalError`), or a throttle to wait out
+(`ThrottleError`). `ProviderError` is not about LLM providers: it is a resource factory
+that raised (`wink.core.resources`).
 
 `AllAdaptersThrottledError` is also a `ThrottleError`: `except ThrottleError` catches a
 `FallbackAdapter` whose adapters were all throttled.
@@ -39,22 +57,33 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .messages import FinishReason
 
 __all__ = [
     "AllAdaptersFailedError",
     "AllAdaptersThrottledError",
+    "AuthenticationError",
+    "BadRequestError",
     "CircularDependencyError",
     "ConfigurationError",
+    "ContentFilteredError",
+    "ContextWindowExceededError",
     "DeadlineExceededError",
     "DuplicateBindingError",
     "EvaluationPhase",
     "InvalidArgumentError",
+    "NotFoundError",
+    "OutputTruncatedError",
+    "PermissionDeniedError",
     "PromptError",
     "PromptEvaluationError",
     "PromptRenderError",
     "PromptValidationError",
     "ProviderError",
+    "RefusalError",
     "ResourceError",
     "RestoreFailedError",
     "SnapshotError",
@@ -66,6 +95,7 @@ __all__ = [
     "ToolValidationError",
     "TransactionError",
     "UnboundResourceError",
+    "UnsendableValueError",
     "UnsupportedSettingWarning",
     "VisibilityExpansionRequired",
     "WinkError",
@@ -74,8 +104,10 @@ __all__ = [
 EvaluationPhase = Literal["request", "response", "tool", "budget"]
 """Where an evaluation failed (`PromptEvaluationError.phase`): sending a request, reading
 a response, running a tool, or its `Budget`."""
-ThrottleKind = Literal["rate_limit", "quota_exhausted", "timeout", "overloaded"]
-"""Why a request was throttled (`ThrottleDetails.kind`)."""
+ThrottleKind = Literal["rate_limit", "quota_exhausted", "overloaded", "timeout", "connection"]
+"""Why a request was throttled: `rate_limit` (429), `quota_exhausted` (out of credit:
+never retried), `overloaded` (5xx, Anthropic 529), `timeout` (no answer in time, 408),
+`connection` (the connection was refused, reset or cut before the answer was whole)."""
 
 
 class WinkError(Exception):
@@ -139,6 +171,11 @@ class DeadlineExceededError(WinkError, RuntimeError):
 class StreamNotFinishedError(WinkError, RuntimeError):
     """`stream.response` was read before the stream's iteration ended (or after the
     stream was closed early), or a closed stream was iterated again."""
+
+
+class UnsendableValueError(WinkError, ValueError):
+    """A successful `ToolResult.value` that cannot be turned into JSON for the model (the
+    executor sends the model a failed result instead; see `wink.core.executor`)."""
 
 
 # --- snapshots and transactions
@@ -217,7 +254,16 @@ class VisibilityExpansionRequired(PromptError):
 
 
 class PromptEvaluationError(WinkError):
-    """Evaluating a prompt failed in `phase`; `provider_payload` holds the provider's words."""
+    """Evaluating a prompt failed in `phase`; `provider_payload` holds the provider's words.
+
+    `status_code` is the HTTP status of the provider's answer (for an error event in a
+    stream, the status that event stands for; 200 for an answer that came whole but
+    cannot be used); None when no answer came (a timeout, a connection failure) or the
+    failure is wink's own. For an answer that ended without a usable final answer,
+    `finish_reason` says why it ended, `refusal` holds the provider's refusal text and
+    `partial_text` the text the model produced before it was cut off or filtered (each
+    None when the provider gave none; secrets masked like the payload).
+    """
 
     def __init__(
         self,
@@ -226,6 +272,10 @@ class PromptEvaluationError(WinkError):
         prompt_name: str,
         phase: EvaluationPhase,
         provider_payload: Mapping[str, Any] | None = None,
+        status_code: int | None = None,
+        finish_reason: FinishReason | None = None,
+        refusal: str | None = None,
+        partial_text: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -234,15 +284,86 @@ class PromptEvaluationError(WinkError):
         self.provider_payload: dict[str, Any] | None = (
             dict(provider_payload) if provider_payload is not None else None
         )
+        self.status_code = status_code
+        self.finish_reason: FinishReason | None = finish_reason
+        self.refusal = refusal
+        self.partial_text = partial_text
 
     def __str__(self) -> str:
         return f"{self.phase} failed for prompt {self.prompt_name!r}: {self.message}"
 
     def __repr__(self) -> str:
+        status = f", status_code={self.status_code!r}" if self.status_code is not None else ""
         return (
             f"{type(self).__name__}({self.message!r}, prompt_name={self.prompt_name!r}, "
-            f"phase={self.phase!r})"
+            f"phase={self.phase!r}{status})"
         )
+
+
+# --- what a provider's answer means (classified in wink.core.provider_errors)
+
+
+class BadRequestError(PromptEvaluationError):
+    """The provider rejected the request as it is (400, 422, any 4xx without a class of
+    its own): fix the request; sent again unchanged it fails the same way."""
+
+
+class ContextWindowExceededError(BadRequestError):
+    """The input (with the room asked for the answer) does not fit the model's context
+    window: shorten the transcript, ask for fewer output tokens, or use a model with a
+    larger window (a `FallbackAdapter` moves on to the next adapter by default)."""
+
+
+class AuthenticationError(PromptEvaluationError):
+    """The provider did not accept the API key (401; Gemini's 400 `API_KEY_INVALID`):
+    the key is wrong, revoked or for another provider. Rotate the key."""
+
+
+class PermissionDeniedError(PromptEvaluationError):
+    """403: the key is valid but may not use this model, feature, project or region."""
+
+
+class NotFoundError(PromptEvaluationError):
+    """404: almost always a model name the provider does not know (a typo, a retired
+    model, one the account cannot see), else a wrong `base_url`. `model` names the
+    model the adapter asked for, when known."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_name: str,
+        phase: EvaluationPhase = "request",
+        provider_payload: Mapping[str, Any] | None = None,
+        status_code: int | None = 404,
+        model: str | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            prompt_name=prompt_name,
+            phase=phase,
+            provider_payload=provider_payload,
+            status_code=status_code,
+        )
+        self.model = model
+
+
+class ContentFilteredError(PromptEvaluationError):
+    """The provider's content filter blocked the request (`phase="request"`: Azure
+    OpenAI's 400 `content_filter`, OpenAI's flagged `invalid_prompt`) or the answer
+    (`phase="response"`: finish reason `content_filter`, Gemini `SAFETY` and its
+    siblings, a prompt Gemini blocked); `partial_text` is what came before the block."""
+
+
+class OutputTruncatedError(PromptEvaluationError):
+    """The answer was cut off at the output token limit (finish reason `length`): raise
+    `max_tokens`, or ask for less. `partial_text` is the text produced until then."""
+
+
+class RefusalError(PromptEvaluationError):
+    """The model declined to answer (finish reason `refusal`: OpenAI's `refusal`,
+    Anthropic's `stop_reason: "refusal"`; Gemini has none, it blocks instead:
+    `ContentFilteredError`). `refusal` is the provider's words for it, when it gave any."""
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -325,7 +446,8 @@ def _as_timedelta(value: object) -> timedelta | None:
 
 
 class ThrottleError(PromptEvaluationError):
-    """The provider throttled, was overloaded or timed out; see `details`."""
+    """The provider throttled, was overloaded, timed out or the connection failed; see
+    `details` (`status_code` is `details.status_code`)."""
 
     def __init__(
         self,
@@ -337,7 +459,11 @@ class ThrottleError(PromptEvaluationError):
         provider_payload: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(
-            message, prompt_name=prompt_name, phase=phase, provider_payload=provider_payload
+            message,
+            prompt_name=prompt_name,
+            phase=phase,
+            provider_payload=provider_payload,
+            status_code=details.status_code,
         )
         self.details = details
 
@@ -375,9 +501,14 @@ class AllAdaptersFailedError(PromptEvaluationError):
         failures: Sequence[tuple[str, WinkError]] = (),
         phase: EvaluationPhase = "request",
         provider_payload: Mapping[str, Any] | None = None,
+        status_code: int | None = None,
     ) -> None:
         super().__init__(
-            message, prompt_name=prompt_name, phase=phase, provider_payload=provider_payload
+            message,
+            prompt_name=prompt_name,
+            phase=phase,
+            provider_payload=provider_payload,
+            status_code=status_code,
         )
         self.failures: tuple[tuple[str, WinkError], ...] = tuple(failures)
 
@@ -426,7 +557,8 @@ class DuplicateBindingError(ResourceError):
 
 
 class ProviderError(ResourceError):
-    """A resource factory raised; the original is the `__cause__`."""
+    """A resource factory raised; the original is the `__cause__`. Not about LLM
+    providers: those failures are `PromptEvaluationError`s."""
 
 
 # --- warnings

@@ -25,8 +25,8 @@ from .errors import (
     DeadlineExceededError,
     PromptEvaluationError,
     ToolValidationError,
+    UnsendableValueError,
     VisibilityExpansionRequired,
-    WinkError,
 )
 from .limits import Deadline
 from .messages import ToolCall, ToolResultMessage
@@ -39,7 +39,6 @@ from .tools import ErrorCode, Tool, ToolContext, ToolResult
 __all__ = [
     "ToolExecution",
     "ToolExecutor",
-    "UnsendableValueError",
     "format_validation_error",
     "render_tool_result",
     "wire_safe_call",
@@ -73,10 +72,6 @@ class ToolExecution:
             content=self.content if self.content is not None else render_tool_result(self.result),
             success=self.result.success,
         )
-
-
-class UnsendableValueError(WinkError, ValueError):
-    """A successful `ToolResult.value` that cannot be turned into JSON for the model."""
 
 
 def render_tool_result(result: ToolResult[Any]) -> str:

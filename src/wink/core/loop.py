@@ -15,9 +15,12 @@ from typing import Any, Generic, Protocol
 
 from .answers import DEFAULT_MAX_OUTPUT_RETRIES, Rejection, StructuredAnswers
 from .errors import (
+    ContentFilteredError,
     DeadlineExceededError,
     EvaluationPhase,
+    OutputTruncatedError,
     PromptEvaluationError,
+    RefusalError,
     ThrottleError,
     WinkError,
 )
@@ -62,11 +65,17 @@ __all__ = [
 ]
 
 _ONE_REQUEST = Usage(requests=1)
-_UNFINISHED: dict[FinishReason, str] = {
-    "length": "the response was cut off at the output token limit",
-    "content_filter": "the response was blocked by the provider's content filter",
-    "refusal": "the model refused to answer",
-    "error": "the provider reported an error instead of an answer",
+_ANSWERED = 200  # the status of every answer the loop reads (an error status raised)
+_REFUSAL_SHOWN = 300  # characters of a refusal quoted in the error's message
+# An answer that ended without a usable final answer: the class it raises, and why.
+_UNFINISHED: dict[FinishReason, tuple[type[PromptEvaluationError], str]] = {
+    "length": (OutputTruncatedError, "the response was cut off at the output token limit"),
+    "content_filter": (
+        ContentFilteredError,
+        "the response was blocked by the provider's content filter",
+    ),
+    "refusal": (RefusalError, "the model refused to answer"),
+    "error": (PromptEvaluationError, "the provider reported an error instead of an answer"),
 }
 
 
@@ -494,15 +503,42 @@ def _check_finished(
     """Raise when the final turn is no answer at all (cut off, refused, blocked, empty);
     a structured answer is then parsed by `StructuredAnswers`."""
     raw = client.redact(response.raw) if response.raw is not None else None
-    problem = _UNFINISHED.get(response.finish_reason)  # "error" too, even with calls
-    if problem is not None:
-        raise PromptEvaluationError(
-            problem, prompt_name=name, phase="response", provider_payload=raw
-        )
+    unfinished = _UNFINISHED.get(response.finish_reason)  # "error" too, even with calls
+    if unfinished is not None:
+        raise _unfinished(client, response, name, raw, *unfinished)
     if output_type is None and not response.text:
         raise PromptEvaluationError(
             "the model returned neither text nor tool calls",
             prompt_name=name,
             phase="response",
             provider_payload=raw,
+            status_code=_ANSWERED,
+            finish_reason=response.finish_reason,
         )
+
+
+def _unfinished(
+    client: ModelClient,
+    response: ModelResponse,
+    name: str,
+    raw: dict[str, Any] | None,
+    kind: type[PromptEvaluationError],
+    problem: str,
+) -> PromptEvaluationError:
+    """The error for an answer that ended without a usable final answer, with its words
+    in neutral form (the same fields on every wire format), cleaned of secrets."""
+    words = client.redact({"refusal": response.refusal, "partial": response.text or None})
+    refusal, partial = words["refusal"], words["partial"]
+    if refusal:
+        quoted = refusal if len(refusal) <= _REFUSAL_SHOWN else refusal[:_REFUSAL_SHOWN] + "..."
+        problem = f"{problem}: {quoted}"
+    return kind(
+        problem,
+        prompt_name=name,
+        phase="response",
+        provider_payload=raw,
+        status_code=_ANSWERED,
+        finish_reason=response.finish_reason,
+        refusal=refusal,
+        partial_text=partial,
+    )

@@ -234,7 +234,12 @@ class RateLimitInfo:
 
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
-    """One provider response, parsed: text, tool calls, usage and why it stopped."""
+    """One provider response, parsed: text, tool calls, usage and why it stopped.
+
+    `refusal` is the provider's own words when the model declined (OpenAI's
+    `message.refusal` or `refusal` content part, Anthropic's `stop_details.explanation`),
+    apart from `text`, which holds only what the model answered before it stopped.
+    """
 
     text: str | None
     tool_calls: tuple[ToolCall, ...] = ()
@@ -245,6 +250,7 @@ class ModelResponse:
     raw: Mapping[str, Any] | None = field(default=None, repr=False)
     thinking: tuple[ThinkingPart, ...] = ()
     native: NativeOutput | None = None
+    refusal: str | None = None
 
     @property
     def thinking_text(self) -> str | None:

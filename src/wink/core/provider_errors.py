@@ -1,8 +1,10 @@
 """Provider failures -> the typed contract, decided once for every adapter.
 
-An adapter only extracts facts from its SDK's exception (status, error body, headers,
-whether the provider said the quota is gone) and calls these functions, so a 429 or a
-529 means the same thing whichever provider sent it.
+An adapter only extracts facts from its SDK's exception or a stream's error event
+(`StatusFacts`: status, error body, headers, and what the provider's words say: the quota
+is gone, the input is too long for the context window, a content filter blocked it, the
+key was refused) and calls these functions, so a 429, a 404 or a context window too
+small means the same thing whichever provider sent it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,19 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
 
-from .errors import PromptEvaluationError, ThrottleDetails, ThrottleError, ThrottleKind, WinkError
+from .errors import (
+    AuthenticationError,
+    BadRequestError,
+    ContentFilteredError,
+    ContextWindowExceededError,
+    NotFoundError,
+    PermissionDeniedError,
+    PromptEvaluationError,
+    ThrottleDetails,
+    ThrottleError,
+    ThrottleKind,
+    WinkError,
+)
 from .throttle import NO_RATE_LIMIT_HEADERS, RateLimitHeaders, retry_after_from_headers
 
 __all__ = [
@@ -24,6 +38,7 @@ __all__ = [
     "SdkErrors",
     "StatusFacts",
     "connection_error",
+    "error_from_facts",
     "error_from_status",
     "map_sdk_errors",
     "read_count",
@@ -42,6 +57,7 @@ _SECRET_PATTERN = re.compile(
 _REDACTED = "[redacted]"
 _OVERLOADED_STATUSES = frozenset({500, 502, 503, 504, 529})
 _TIMEOUT_STATUSES = frozenset({408})
+_PAYMENT_REQUIRED = 402  # Anthropic's billing_error: out of credit, as a quota
 
 
 _SHORT_SECRET = 8
@@ -168,48 +184,103 @@ def error_from_status(
     secrets: Iterable[str | None] = (),
     rate_limit_headers: RateLimitHeaders = NO_RATE_LIMIT_HEADERS,
 ) -> PromptEvaluationError:
-    """Classify an HTTP error answer: throttles are retry-safe, client errors are not retried.
+    """`error_from_facts` for an answer known only by its status, message and body."""
+    facts = StatusFacts(status, message, body, headers, quota_exhausted, retry_after)
+    return error_from_facts(
+        facts, prompt_name=prompt_name, secrets=secrets, rate_limit_headers=rate_limit_headers
+    )
 
-    429 -> rate_limit (or quota_exhausted, never retried); 5xx and 529 -> overloaded;
-    408 -> timeout; any other 4xx -> `PromptEvaluationError(phase="request")`. The
-    message, like the payload, is cleaned of `secrets` (providers echo a rejected key).
-    Without a `retry_after` of its own, the wait is read from `headers`: `retry-after`,
-    then the provider's `rate_limit_headers`.
+
+def error_from_facts(
+    facts: StatusFacts,
+    *,
+    prompt_name: str,
+    secrets: Iterable[str | None] = (),
+    rate_limit_headers: RateLimitHeaders = NO_RATE_LIMIT_HEADERS,
+    model: str | None = None,
+) -> PromptEvaluationError:
+    """Classify an error answer: throttles are retry-safe, request errors are not retried.
+
+    Throttles (`ThrottleError`): an exhausted quota (402, or any 4xx the provider says
+    is one; never retried), 429 -> rate_limit, 5xx and 529 -> overloaded, 408 ->
+    timeout. Then what the provider's words say: the context window
+    (`ContextWindowExceededError`), a content filter (`ContentFilteredError`), a key it
+    refused (`AuthenticationError`); then the status: 401 `AuthenticationError`, 403
+    `PermissionDeniedError`, 404 `NotFoundError` (naming `model`), any other 4xx
+    `BadRequestError`. The message, like the payload, is cleaned of `secrets` (providers
+    echo a rejected key). Without a `retry_after` of its own, the wait is read from the
+    headers: `retry-after`, then the provider's `rate_limit_headers`.
     """
     secrets = tuple(secrets)
-    payload = _payload(body, status, secrets)
-    message = cast(str, redact_secrets(message, secrets))
-    kind: ThrottleKind | None
-    if status == 429:
-        kind = "quota_exhausted" if quota_exhausted else "rate_limit"
-    elif status in _OVERLOADED_STATUSES or status >= 500:
-        kind = "overloaded"
-    elif status in _TIMEOUT_STATUSES:
-        kind = "timeout"
-    else:
-        kind = None
-    if kind is None:
-        return PromptEvaluationError(
-            f"HTTP {status}: {message}",
-            prompt_name=prompt_name,
-            phase="request",
-            provider_payload=payload,
+    status = facts.status
+    payload = _payload(facts.body, status, secrets)
+    message = f"HTTP {status}: {redact_secrets(facts.message, secrets)}"
+    kind = _throttle_kind(facts)
+    if kind is not None:
+        retry_after = facts.retry_after
+        if retry_after is None and facts.headers is not None:
+            retry_after = retry_after_from_headers(facts.headers, rate_limit_headers)
+        details = ThrottleDetails(
+            kind=kind,
+            retry_after=_provider_wait(retry_after),
+            attempts=1,
+            retry_safe=kind != "quota_exhausted",
+            status_code=status,
         )
-    if retry_after is None and headers is not None:
-        retry_after = retry_after_from_headers(headers, rate_limit_headers)
-    details = ThrottleDetails(
-        kind=kind,
-        retry_after=_provider_wait(retry_after),
-        attempts=1,
-        retry_safe=kind != "quota_exhausted",
+        return ThrottleError(
+            message, prompt_name=prompt_name, details=details, provider_payload=payload
+        )
+    kind_of_error = _request_error_class(facts)
+    if kind_of_error is NotFoundError:
+        asked = f"is the model name {model!r} right?" if model else "is the model name right?"
+        return NotFoundError(
+            f"{message} (a 404 usually means a model the provider does not know: {asked})",
+            prompt_name=prompt_name,
+            provider_payload=payload,
+            status_code=status,
+            model=model,
+        )
+    return kind_of_error(
+        message,
+        prompt_name=prompt_name,
+        phase="request",
+        provider_payload=payload,
         status_code=status,
     )
-    return ThrottleError(
-        f"HTTP {status}: {message}",
-        prompt_name=prompt_name,
-        details=details,
-        provider_payload=payload,
-    )
+
+
+_STATUS_CLASSES: dict[int, type[PromptEvaluationError]] = {
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+}
+
+
+def _throttle_kind(facts: StatusFacts) -> ThrottleKind | None:
+    status = facts.status
+    if status == _PAYMENT_REQUIRED or (facts.quota_exhausted and status < 500):
+        return "quota_exhausted"
+    if status == 429:
+        return "rate_limit"
+    if status in _OVERLOADED_STATUSES or status >= 500:
+        return "overloaded"
+    if status in _TIMEOUT_STATUSES:
+        return "timeout"
+    return None
+
+
+def _request_error_class(facts: StatusFacts) -> type[PromptEvaluationError]:
+    """What a rejected request calls for: what the provider said first, then the status."""
+    if facts.context_window_exceeded:
+        return ContextWindowExceededError
+    if facts.content_filtered:
+        return ContentFilteredError
+    if facts.authentication_failed:
+        return AuthenticationError
+    found = _STATUS_CLASSES.get(facts.status)
+    if found is not None:
+        return found
+    return BadRequestError if 400 <= facts.status < 500 else PromptEvaluationError
 
 
 def _provider_wait(seconds: float | None) -> timedelta | None:
@@ -234,8 +305,8 @@ def timeout_error(prompt_name: str, error: BaseException) -> ThrottleError:
 
 def connection_error(prompt_name: str, error: BaseException) -> PromptEvaluationError:
     """The connection failed: a host that does not resolve is a configuration error,
-    `phase="request"`, never retried (retrying a typo only delays the answer); refused
-    or dropped connections are retry-safe throttles, classified with timeouts.
+    `phase="request"`, never retried (retrying a typo only delays the answer); refused,
+    reset or dropped connections are retry-safe throttles of kind `connection`.
 
     "Does not resolve" is a `socket.gaierror` anywhere in the cause/context chain,
     except `EAI_AGAIN` ("temporary failure in name resolution"), which is retried.
@@ -254,7 +325,7 @@ def connection_error(prompt_name: str, error: BaseException) -> PromptEvaluation
     return ThrottleError(
         f"the connection failed: {type(cause).__name__}: {redact_secrets(str(cause))}",
         prompt_name=prompt_name,
-        details=ThrottleDetails(kind="timeout", retry_safe=True),
+        details=ThrottleDetails(kind="connection", retry_safe=True),
     )
 
 
@@ -279,14 +350,20 @@ def _request_host(error: BaseException) -> str | None:
 
 
 def response_shape_error(
-    prompt_name: str, problem: str, body: Any = None, secrets: Iterable[str | None] = ()
+    prompt_name: str,
+    problem: str,
+    body: Any = None,
+    secrets: Iterable[str | None] = (),
+    *,
+    status_code: int = 200,
 ) -> PromptEvaluationError:
-    """A 2xx answer that is not the documented shape."""
+    """A 2xx answer (200: what every provider answers) that is not the documented shape."""
     return PromptEvaluationError(
         f"the provider's response could not be understood: {problem}",
         prompt_name=prompt_name,
         phase="response",
         provider_payload=_payload(body, None, secrets) if body is not None else None,
+        status_code=status_code,
     )
 
 
@@ -316,7 +393,12 @@ def read_count(counts: Any, *path: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class StatusFacts:
-    """What an adapter reads off its SDK's HTTP-status exception."""
+    """What an adapter reads off its SDK's HTTP-status exception (or a stream's error
+    event): the status and the provider's words, and what those words say that the
+    status does not. `quota_exhausted`: out of credit, whatever the status;
+    `context_window_exceeded`: the input does not fit the model's window;
+    `content_filtered`: a content filter refused the request; `authentication_failed`:
+    the key was refused (Gemini says it with a 400)."""
 
     status: int
     message: str
@@ -324,6 +406,9 @@ class StatusFacts:
     headers: Mapping[str, str] | None = None
     quota_exhausted: bool = False
     retry_after: float | None = None
+    context_window_exceeded: bool = False
+    content_filtered: bool = False
+    authentication_failed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,17 +431,22 @@ class SdkErrors:
 
 @contextmanager
 def map_sdk_errors(
-    errors: SdkErrors, prompt_name: str, secrets: Iterable[str | None] = ()
+    errors: SdkErrors,
+    prompt_name: str,
+    secrets: Iterable[str | None] = (),
+    *,
+    model: str | None = None,
 ) -> Generator[None]:
     """Translate what the SDK raises inside the block; the original is always chained,
-    cleaned of `secrets` first (`redact_exception_chain`)."""
+    cleaned of `secrets` first (`redact_exception_chain`). `model` is the model the
+    request asked for, named by a 404."""
     try:
         yield
     except WinkError:
         raise
     except Exception as error:
         secrets = tuple(secrets)
-        mapped = _translate(errors, error, prompt_name, secrets)
+        mapped = _translate(errors, error, prompt_name, secrets, model)
         redact_exception_chain(error, secrets)
         if mapped is None:
             raise
@@ -364,22 +454,21 @@ def map_sdk_errors(
 
 
 def _translate(
-    errors: SdkErrors, error: Exception, prompt_name: str, secrets: tuple[str | None, ...]
+    errors: SdkErrors,
+    error: Exception,
+    prompt_name: str,
+    secrets: tuple[str | None, ...],
+    model: str | None,
 ) -> PromptEvaluationError | None:
     """The wink error for an SDK exception, the table's cases tried in order (None: not
     the SDK's, let it through)."""
     if isinstance(error, errors.status):
-        facts = errors.facts(error)
-        return error_from_status(
-            facts.status,
-            facts.message,  # cleaned of secrets there, like the payload
+        return error_from_facts(  # the message is cleaned of secrets there, like the payload
+            errors.facts(error),
             prompt_name=prompt_name,
-            body=facts.body,
-            headers=facts.headers,
-            quota_exhausted=facts.quota_exhausted,
-            retry_after=facts.retry_after,
             secrets=secrets,
             rate_limit_headers=errors.rate_limit_headers,
+            model=model,
         )
     if isinstance(error, errors.timeout):
         return timeout_error(prompt_name, error)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .errors import DeadlineExceededError, ThrottleError, WinkError
+from .errors import DeadlineExceededError, PromptEvaluationError, ThrottleError, WinkError
 
 if TYPE_CHECKING:
     from contextvars import Token
@@ -377,11 +377,11 @@ def _failed(span: Span, error: BaseException) -> None:
         return
     span.set_attribute("error.type", _error_type(error))
     if isinstance(error, ThrottleError):
-        details = error.details
-        if details.retry_after_seconds is not None:
-            span.set_attribute("wink.retry_after", details.retry_after_seconds)
-        if details.status_code is not None:
-            span.set_attribute("http.response.status_code", details.status_code)
+        seconds = error.details.retry_after_seconds
+        if seconds is not None:
+            span.set_attribute("wink.retry_after", seconds)
+    if isinstance(error, PromptEvaluationError) and error.status_code is not None:
+        span.set_attribute("http.response.status_code", error.status_code)
     span.set_status(_otel().error, str(error)[:1000])
 
 

@@ -18,6 +18,9 @@ FaultKind = Literal[
     "overloaded",
     "bad_request",
     "unauthorized",
+    "permission_denied",
+    "not_found",
+    "context_window_exceeded",
     "latency",
     "hang",
     "drop_connection",
@@ -33,7 +36,12 @@ FaultKind = Literal[
 HeaderStyle = Literal["seconds", "ms", "both"]
 """Which retry header a 429 carries: `retry-after`, `retry-after-ms`, or both."""
 StreamErrorKind = Literal[
-    "overloaded", "server_error", "rate_limit", "quota_exhausted", "bad_request"
+    "overloaded",
+    "server_error",
+    "rate_limit",
+    "quota_exhausted",
+    "bad_request",
+    "context_window_exceeded",
 ]
 """Which error event `Fault.stream_error` sends, in the provider's own terms."""
 
@@ -108,6 +116,24 @@ class Fault:
     def unauthorized(cls) -> Fault:
         """401 with the provider's authentication-error body."""
         return cls("unauthorized", status=401)
+
+    @classmethod
+    def permission_denied(cls) -> Fault:
+        """403 in the provider's words: a key that may not use this model (OpenAI), an
+        Anthropic `permission_error`, a Gemini `PERMISSION_DENIED`."""
+        return cls("permission_denied", status=403)
+
+    @classmethod
+    def not_found(cls) -> Fault:
+        """404 for a model the provider does not know, naming the model asked for."""
+        return cls("not_found", status=404)
+
+    @classmethod
+    def context_window_exceeded(cls) -> Fault:
+        """400 saying the input does not fit the model's context window, in the provider's
+        words: OpenAI `context_length_exceeded`, Anthropic "prompt is too long", Gemini
+        "The input token count ... exceeds the maximum"."""
+        return cls("context_window_exceeded", status=400)
 
     @classmethod
     def latency(cls, seconds: float) -> Fault:

@@ -314,7 +314,11 @@ def _anthropic(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) ->
                 delta = {"type": "input_json_delta", "partial_json": piece}
                 emit("content_block_delta", index=index, delta=delta)
         emit("content_block_stop", index=index)
-    stop = {"stop_reason": body["stop_reason"], "stop_sequence": None}
+    stop = {
+        "stop_reason": body["stop_reason"],
+        "stop_sequence": None,
+        "stop_details": body.get("stop_details"),
+    }
     emit("message_delta", delta=stop, usage={"output_tokens": usage["output_tokens"]})
     emit("message_stop")
     return events
@@ -390,6 +394,25 @@ _ERRORS: dict[str, dict[str, tuple[Any, ...]]] = {
         "openai": ("invalid_request_error", None, "Invalid request (wink emulator)."),
         "anthropic": ("invalid_request_error", None, "Invalid request (wink emulator)."),
         "google": (400, "INVALID_ARGUMENT", "Request contains an invalid argument."),
+    },
+    "context_window_exceeded": {
+        "openai": (
+            "invalid_request_error",
+            "context_length_exceeded",
+            "Your input exceeds the context window of this model. Please adjust your input "
+            "and try again.",
+        ),
+        "anthropic": (
+            "invalid_request_error",
+            None,
+            "prompt is too long: 208656 tokens > 200000 maximum",
+        ),
+        "google": (
+            400,
+            "INVALID_ARGUMENT",
+            "The input token count (1200293) exceeds the maximum number of tokens allowed "
+            "(1048576).",
+        ),
     },
 }
 

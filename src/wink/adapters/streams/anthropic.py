@@ -16,7 +16,7 @@ from ...core.errors import PromptEvaluationError
 from ...core.messages import ModelResponse
 from ...core.provider_errors import MalformedResponse
 from ...core.stream_events import StreamEvent, TextDelta, ThinkingDelta
-from ..anthropic import _parse_response
+from ..anthropic import _parse_response, anthropic_error_facts
 from .base import ToolCalls, decode_json, stream_failure, truncated
 
 __all__ = ["AnthropicStream", "AnthropicStreamDecoder"]
@@ -198,21 +198,18 @@ class AnthropicStreamDecoder:
             "content": content,
             "stop_reason": self._stop.get("stop_reason"),
             "stop_sequence": self._stop.get("stop_sequence"),
+            "stop_details": self._stop.get("stop_details"),  # a refusal's explanation
             "usage": self._usage,
         }
         return _parse_response(body)
 
     def _failure(self, error: Any) -> PromptEvaluationError:
         detail = cast(dict[str, Any], error) if isinstance(error, dict) else {}
-        kind, message = detail.get("type"), detail.get("message")
+        kind = detail.get("type")
         status = _STATUS_BY_TYPE.get(kind, 500) if isinstance(kind, str) else 500
-        return stream_failure(
-            self._prompt,
-            status,
-            message if isinstance(message, str) else "an error event in the stream",
-            {"type": "error", "error": detail},
-            self._secrets,
-        )
+        body = {"type": "error", "error": detail}
+        facts = anthropic_error_facts(status, body, "an error event in the stream")
+        return stream_failure(self._prompt, facts, self._secrets)
 
 
 def _index(payload: dict[str, Any]) -> int:

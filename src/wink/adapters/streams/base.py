@@ -14,10 +14,7 @@ from typing import Any, Protocol, cast
 
 from ...core.errors import PromptEvaluationError, ThrottleDetails, ThrottleError
 from ...core.messages import ModelResponse, ToolCall
-from ...core.provider_errors import (
-    MalformedResponse,
-    error_from_status,
-)
+from ...core.provider_errors import MalformedResponse, StatusFacts, error_from_facts
 from ...core.stream_events import (
     StreamEvent,
     TextDelta,
@@ -71,35 +68,21 @@ class StreamFormat(Protocol):
 
 
 def stream_failure(
-    prompt_name: str,
-    status: int,
-    message: str,
-    body: Any,
-    secrets: tuple[str, ...],
-    *,
-    quota_exhausted: bool = False,
-    retry_after: float | None = None,
+    prompt_name: str, facts: StatusFacts, secrets: tuple[str, ...]
 ) -> PromptEvaluationError:
-    """An error event, classified as `evaluate` classifies the same HTTP status (a
-    mid-stream `overloaded_error` is the 529 it stands for)."""
-    return error_from_status(
-        status,
-        message,
-        prompt_name=prompt_name,
-        body=body,
-        quota_exhausted=quota_exhausted,
-        retry_after=retry_after,
-        secrets=secrets,
-    )
+    """An error event, classified as `evaluate` classifies the same answer: `facts` are
+    what the wire's error reader made of it (a mid-stream `overloaded_error` is the 529
+    it stands for, a context window exceeded is one whichever way it came)."""
+    return error_from_facts(facts, prompt_name=prompt_name, secrets=secrets)
 
 
 def truncated(prompt_name: str, what: str) -> ThrottleError:
     """The body ended before the terminal event: a connection cut short, classified as
-    `evaluate` classifies a dropped connection (retry-safe, kind `timeout`)."""
+    `evaluate` classifies a dropped connection (retry-safe, kind `connection`)."""
     return ThrottleError(
         f"the stream ended before {what}: the answer is incomplete",
         prompt_name=prompt_name,
-        details=ThrottleDetails(kind="timeout", retry_safe=True),
+        details=ThrottleDetails(kind="connection", retry_safe=True),
     )
 
 

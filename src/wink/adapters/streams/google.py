@@ -20,8 +20,7 @@ from ...core.stream_events import StreamEvent, TextDelta, ThinkingDelta
 from ..google import (  # the Gemini error-body readers, wherever google.py takes them from
     _parse_arguments,
     _parse_response,
-    google_quota_is_daily,
-    google_retry_delay,
+    google_error_facts,
     synthetic_call_id,
 )
 from .base import ToolCalls, decode_json, keep_identity, stream_failure, truncated
@@ -195,12 +194,5 @@ class GeminiStreamDecoder:
         code = detail.get("code")
         status = code if isinstance(code, int) and 400 <= code <= 599 else 500
         message = detail.get("message")
-        return stream_failure(
-            self._prompt,
-            status,
-            message if isinstance(message, str) and message else "an error event in the stream",
-            chunk,
-            self._secrets,
-            quota_exhausted=status == 429 and google_quota_is_daily(chunk),
-            retry_after=google_retry_delay(chunk),
-        )
+        text = message if isinstance(message, str) and message else "an error event in the stream"
+        return stream_failure(self._prompt, google_error_facts(status, chunk, text), self._secrets)

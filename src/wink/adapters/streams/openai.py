@@ -14,7 +14,7 @@ from ...core.errors import PromptEvaluationError
 from ...core.messages import ModelResponse
 from ...core.provider_errors import MalformedResponse
 from ...core.stream_events import StreamEvent, TextDelta, ThinkingDelta
-from ..openai import _parse_response
+from ..openai import _parse_response, openai_error_facts
 from .base import ToolCalls, decode_json, keep_identity, stream_failure, truncated
 
 __all__ = ["ChatStream", "ChatStreamDecoder", "openai_error_status"]
@@ -43,24 +43,26 @@ _STATUS_BY_CODE = {
     "model_not_found": 404,
     "invalid_request_error": 400,
     "invalid_prompt": 400,
+    "context_length_exceeded": 400,
+    "content_filter": 400,
 }
 
 
-def openai_error_status(error: Mapping[str, Any]) -> tuple[int, bool]:
-    """(the HTTP status an OpenAI-style error object stands for, quota exhausted?).
+def openai_error_status(error: Mapping[str, Any]) -> int:
+    """The HTTP status an OpenAI-style error object stands for.
 
-    A `status_code` field (Groq) decides; else the code, else the type; an error that
-    says nothing recognisable is a server error (retry-safe).
+    A `status_code` field (Groq) or an Azure `status` decides; else the code, else the
+    type; an error that says nothing recognisable is a server error (retry-safe).
     """
     code, kind = error.get("code"), error.get("type")
-    quota = "insufficient_quota" in (code, kind)
-    status = error.get("status_code")
-    if isinstance(status, int) and not isinstance(status, bool) and 400 <= status <= 599:
-        return status, quota
+    for field in ("status_code", "status"):
+        status = error.get(field)
+        if isinstance(status, int) and not isinstance(status, bool) and 400 <= status <= 599:
+            return status
     for key in (code, kind):
         if isinstance(key, str) and key in _STATUS_BY_CODE:
-            return _STATUS_BY_CODE[key], quota
-    return 500, quota
+            return _STATUS_BY_CODE[key]
+    return 500
 
 
 class ChatStream:
@@ -219,13 +221,7 @@ class ChatStreamDecoder:
 
     def _failure(self, error: Any) -> PromptEvaluationError:
         detail = cast(dict[str, Any], error) if isinstance(error, dict) else {"message": error}
-        status, quota = openai_error_status(detail)
-        message = detail.get("message")
-        return stream_failure(
-            self._prompt,
-            status,
-            message if isinstance(message, str) else "an error event in the stream",
-            detail,
-            self._secrets,
-            quota_exhausted=quota,
+        facts = openai_error_facts(
+            openai_error_status(detail), detail, "an error event in the stream"
         )
+        return stream_failure(self._prompt, facts, self._secrets)

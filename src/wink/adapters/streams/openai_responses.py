@@ -16,6 +16,7 @@ from ...core.errors import PromptEvaluationError
 from ...core.messages import ModelResponse
 from ...core.provider_errors import MalformedResponse
 from ...core.stream_events import StreamEvent, TextDelta, ThinkingDelta
+from ..openai import openai_error_facts
 from ..openai_responses import _parse_response
 from .base import ToolCalls, decode_json, stream_failure, truncated
 from .openai import openai_error_status
@@ -115,16 +116,8 @@ class ResponsesStreamDecoder:
 
     def _failure(self, error: Any) -> PromptEvaluationError:
         detail = cast(dict[str, Any], error) if isinstance(error, dict) else {}
-        status, quota = openai_error_status(detail)
-        message = detail.get("message")
-        return stream_failure(
-            self._prompt,
-            status,
-            message if isinstance(message, str) else "the response failed",
-            detail,
-            self._secrets,
-            quota_exhausted=quota,
-        )
+        facts = openai_error_facts(openai_error_status(detail), detail, "the response failed")
+        return stream_failure(self._prompt, facts, self._secrets)
 
 
 def _key(payload: dict[str, Any], item_id: Any) -> Any:

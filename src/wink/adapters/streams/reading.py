@@ -240,5 +240,6 @@ def _read_errors() -> SdkErrors:
 
 def read_errors(prompt_name: str, secrets: tuple[str, ...]) -> AbstractContextManager[None]:
     """httpx2's exceptions while a body is read -> the contract: a timeout or a reset is
-    what `evaluate` makes of the same failure (retry-safe, kind `timeout`)."""
+    what `evaluate` makes of the same failure (retry-safe, kind `timeout` or
+    `connection`)."""
     return map_sdk_errors(_read_errors(), prompt_name, secrets)

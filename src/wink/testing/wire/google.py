@@ -168,6 +168,25 @@ class GoogleWire:
             ]
             message = fault_message(fault, "API key not valid. Please pass a valid API key.")
             return self.error(ctx, 401, "UNAUTHENTICATED", message, details)
+        if kind == "permission_denied":
+            message = fault_message(fault, "Permission denied on resource project wink-emulator.")
+            return self.error(ctx, 403, "PERMISSION_DENIED", message)
+        if kind == "not_found":
+            model = ctx.model or "gemini-2.5-flash"
+            message = fault_message(
+                fault,
+                f"models/{model} is not found for API version v1beta, or is not supported "
+                "for generateContent. Call ModelService.ListModels to see the list of "
+                "available models and their supported methods.",
+            )
+            return self.error(ctx, 404, "NOT_FOUND", message)
+        if kind == "context_window_exceeded":
+            message = fault_message(
+                fault,
+                "The input token count (1200293) exceeds the maximum number of tokens "
+                "allowed (1048576).",
+            )
+            return self.error(ctx, 400, "INVALID_ARGUMENT", message)
         if kind == "wrong_shape":
             body = fault.body
             if body is None:
