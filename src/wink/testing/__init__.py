@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .emulator import ProviderEmulator, ScriptFunction, ScriptItem
     from .faults import Fault, FaultKind, HeaderStyle, RateLimit
+    from .internal import EmulatorInternalError, InternalError
     from .records import (
         EmulatedRequest,
         EmulatorStats,
@@ -34,11 +35,13 @@ __all__ = [
     "EmulatedThinking",
     "EmulatedToolCall",
     "EmulatedUsage",
+    "EmulatorInternalError",
     "EmulatorStats",
     "Fault",
     "FaultKind",
     "Finish",
     "HeaderStyle",
+    "InternalError",
     "Provider",
     "ProviderEmulator",
     "RateLimit",
@@ -56,11 +59,13 @@ _LAZY: dict[str, str] = {
     "EmulatedThinking": "wink.testing.turns",
     "EmulatedToolCall": "wink.testing.turns",
     "EmulatedUsage": "wink.testing.turns",
+    "EmulatorInternalError": "wink.testing.internal",
     "EmulatorStats": "wink.testing.records",
     "Fault": "wink.testing.faults",
     "FaultKind": "wink.testing.faults",
     "Finish": "wink.testing.turns",
     "HeaderStyle": "wink.testing.faults",
+    "InternalError": "wink.testing.internal",
     "Provider": "wink.testing.records",
     "ProviderEmulator": "wink.testing.emulator",
     "RateLimit": "wink.testing.faults",
