@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         RecordedRequest,
         ToolResultView,
     )
+    from .script_file import EmulatorScript, ScriptFileError, load_script, parse_script
     from .scripted import ScriptedAdapter
     from .standalone import serve
     from .turns import EmulatedThinking, EmulatedToolCall, EmulatedUsage, Finish, Turn
@@ -36,6 +37,7 @@ __all__ = [
     "EmulatedToolCall",
     "EmulatedUsage",
     "EmulatorInternalError",
+    "EmulatorScript",
     "EmulatorStats",
     "Fault",
     "FaultKind",
@@ -46,11 +48,14 @@ __all__ = [
     "ProviderEmulator",
     "RateLimit",
     "RecordedRequest",
+    "ScriptFileError",
     "ScriptFunction",
     "ScriptItem",
     "ScriptedAdapter",
     "ToolResultView",
     "Turn",
+    "load_script",
+    "parse_script",
     "serve",
 ]
 
@@ -60,6 +65,7 @@ _LAZY: dict[str, str] = {
     "EmulatedToolCall": "wink.testing.turns",
     "EmulatedUsage": "wink.testing.turns",
     "EmulatorInternalError": "wink.testing.internal",
+    "EmulatorScript": "wink.testing.script_file",
     "EmulatorStats": "wink.testing.records",
     "Fault": "wink.testing.faults",
     "FaultKind": "wink.testing.faults",
@@ -70,11 +76,14 @@ _LAZY: dict[str, str] = {
     "ProviderEmulator": "wink.testing.emulator",
     "RateLimit": "wink.testing.faults",
     "RecordedRequest": "wink.testing.records",
+    "ScriptFileError": "wink.testing.script_file",
     "ScriptFunction": "wink.testing.emulator",
     "ScriptItem": "wink.testing.emulator",
     "ScriptedAdapter": "wink.testing.scripted",
     "ToolResultView": "wink.testing.records",
     "Turn": "wink.testing.turns",
+    "load_script": "wink.testing.script_file",
+    "parse_script": "wink.testing.script_file",
     "serve": "wink.testing.standalone",
 }
 
