@@ -50,6 +50,7 @@ class Case:
     usage: Usage | None = None
     refused: bool = False  # the answer is a `PromptEvaluationError` (phase "response")
     thinks: bool = False
+    shows: bool = True  # with `thinks`: ask for readable thinking
     structured: bool = False
     models: dict[str, str] = field(default_factory=dict[str, str])
     per_provider: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
@@ -79,6 +80,19 @@ CASES: dict[str, Case] = {
         text="Sunny.",
         thinking="First, the sky.\n\nThen, the wind.",
         thinks=True,
+    ),
+    "hidden_thinking": Case(  # thinking on, not shown: signed and sent back, never read
+        (
+            Turn.tool_calls(PARIS, thinking="Ask the tool."),
+            Turn.text("Sunny.", thinking="Answer."),
+        ),
+        text="Sunny.",
+        rounds=2,
+        calls=({"city": "Paris"},),
+        thinks=True,
+        shows=False,
+        # Claude shows its thinking unless asked not to (wink sends no `display` then)
+        per_provider={"anthropic": {"thinking": "Ask the tool.\n\nAnswer."}},
     ),
     "redacted_thinking": Case(
         (Turn.text("Sunny.", thinking=[EmulatedThinking("hidden", redacted=True), "Shown."]),),
@@ -144,7 +158,9 @@ class Run:
 
 def _run(provider: str, case: Case, emu: ProviderEmulator, *, streamed: bool) -> Run:
     model = case.models.get(provider) or (THINKING_MODELS if case.thinks else MODELS)[provider]
-    thinking = Thinking(effort="high", budget_tokens=2048, show=True) if case.thinks else None
+    thinking = None
+    if case.thinks:
+        thinking = Thinking(effort="high", budget_tokens=2048, show=case.shows)
     adapter = create_adapter(
         f"{provider}:{model}",
         base_url=emu.base_url(provider),  # type: ignore[arg-type]
