@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from tests.helpers.adapters import KEY
-from wink import ConfigurationError
+from wink import ConfigurationError, InvalidArgumentError
 from wink.testing import (
     EmulatedThinking,
     EmulatedToolCall,
@@ -148,7 +148,11 @@ BAD: list[tuple[Any, str | None, str]] = [
         "script[0].header_style",
         'must be one of "seconds", "ms", "both" or null',
     ),
-    ({"script": [{"fault": "hang", "seconds": -1}]}, "script[0]", "a delay cannot be negative"),
+    (
+        {"script": [{"fault": "hang", "seconds": -1}]},
+        "script[0]",
+        "Fault.hang(seconds=...) takes a number >= 0, got -1",
+    ),
     (
         {"script": [{"fault": "overloaded", "status": 503}]},
         "script[0]",
@@ -157,13 +161,13 @@ BAD: list[tuple[Any, str | None, str]] = [
     (
         {"script": [{"fault": "http", "status": 200, "chunks": [0]}]},
         "script[0]",
-        "chunks must be piece sizes of at least 1 byte",
+        "Fault.http(chunks=...) takes an int >= 1, got 0",
     ),
     ({"default_turn": {"fault": "overloaded"}}, "default_turn", "must be a turn, not a fault"),
     (
         {"rate_limit": {"requests_per_second": 0}},
         "rate_limit",
-        "requests_per_second must be positive",
+        "RateLimit(requests_per_second=...) takes a number above 0, got 0",
     ),
     (
         {"rate_limit": {"rps": 2}},
@@ -217,3 +221,14 @@ def test_the_documented_example_is_a_script() -> None:
         script = parse_script(json.loads(block))
         assert script.items
         assert script.default_turn is not None
+
+
+def test_a_script_built_in_python_is_checked_too() -> None:
+    with pytest.raises(InvalidArgumentError, match="a script holds Turn and Fault values"):
+        EmulatorScript(items=(Turn.text("a"), "b"))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="a Turn or None"):
+        EmulatorScript(default_turn=Fault.overloaded())  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="takes a file path, got an int"):
+        load_script(3)  # type: ignore[arg-type]
+    with pytest.raises(ScriptFileError, match="a script file holds one JSON object, not an obj"):
+        parse_script(object())

@@ -32,7 +32,7 @@ from ..core.errors import ConfigurationError
 from .asgi import ASGIApp, make_asgi_app
 from .faults import Fault, RateLimit
 from .formats import IdSource, as_object
-from .internal import LOG, EmulatorInternalError, InternalError, internal_error_reply
+from .internal import LOG, EmulatorInternalError, InternalError, internal_error_reply, record_of
 from .ratelimit import RateSnapshot, TokenBucket
 from .records import (
     EmulatedRequest,
@@ -538,7 +538,7 @@ class ProviderEmulator:
             if taken.injected is not None:
                 self._injected.appendleft((taken.injected, 1))
             self._stat_internal += 1
-        error = InternalError.of(exc, taken.number, taken.provider, raw.method, raw.path)
+        error = record_of(exc, taken.number, taken.provider, raw.method, raw.path)
         LOG.add(self._owner, error)
         return self._finish(internal_error_reply(error))
 

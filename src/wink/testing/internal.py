@@ -34,6 +34,7 @@ __all__ = [
     "InternalErrorLog",
     "InternalErrorSource",
     "internal_error_reply",
+    "record_of",
 ]
 
 INTERNAL_ERROR_STATUS = 418
@@ -58,20 +59,6 @@ class InternalError:
     source: InternalErrorSource
     error: str
     traceback: str
-
-    @classmethod
-    def of(
-        cls, exc: Exception, number: int, provider: Provider | None, method: str, path: str
-    ) -> InternalError:
-        """The record of `exc`, raised while answering request `number`."""
-        if isinstance(exc, ScriptFailure):  # the callable's exception, or what it returned
-            cause = exc.__cause__ or exc
-            text = repr(cause) if exc.__cause__ else str(exc)
-            source: InternalErrorSource = "script"
-        else:
-            cause, text, source = exc, repr(exc), "emulator"
-        trace = "".join(traceback.format_exception(cause))
-        return cls(number, provider, method, path, source, text, trace)
 
     @property
     def message(self) -> str:
@@ -100,6 +87,20 @@ class EmulatorInternalError(WinkError, RuntimeError):
         super().__init__(
             "\n\n".join(f"{error.message}\n{error.traceback.rstrip()}" for error in self.errors)
         )
+
+
+def record_of(
+    exc: Exception, number: int, provider: Provider | None, method: str, path: str
+) -> InternalError:
+    """The record of `exc`, raised while answering request `number`."""
+    if isinstance(exc, ScriptFailure):  # the callable's exception, or what it returned
+        cause = exc.__cause__ or exc
+        text = repr(cause) if exc.__cause__ else str(exc)
+        source: InternalErrorSource = "script"
+    else:
+        cause, text, source = exc, repr(exc), "emulator"
+    trace = "".join(traceback.format_exception(cause))
+    return InternalError(number, provider, method, path, source, text, trace)
 
 
 def internal_error_reply(error: InternalError) -> Reply:

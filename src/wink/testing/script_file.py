@@ -10,6 +10,7 @@ is a `ScriptFileError` naming the file and the entry at fault.
 from __future__ import annotations
 
 import json
+import os
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
@@ -26,9 +27,10 @@ from typing import (
     get_type_hints,
 )
 
-from ..core.errors import ConfigurationError
+from ..core.checks import an_instance, kind_of
+from ..core.errors import ConfigurationError, InvalidArgumentError
 from .faults import Fault, FaultKind, RateLimit
-from .scripting import ScriptItem
+from .scripting import ScriptItem, checked_items, script_items
 from .turns import EmulatedThinking, EmulatedToolCall, Finish, Turn, UsageFields
 
 if TYPE_CHECKING:
@@ -73,22 +75,35 @@ class EmulatorScript:
     default_turn: Turn | None = None
     rate_limit: RateLimit | None = None
 
-    def emulator(self, **options: Any) -> ProviderEmulator:
-        """A `ProviderEmulator` (not started) answering from this script; `options` are
-        its other arguments."""
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "items", tuple(checked_items(script_items(self.items))))
+        if self.default_turn is not None:
+            where = "EmulatorScript(default_turn=...)"
+            an_instance(self.default_turn, Turn, where, "default_turn", "a Turn or None")
+        if self.rate_limit is not None:
+            where = "EmulatorScript(rate_limit=...)"
+            an_instance(self.rate_limit, RateLimit, where, "rate_limit", "a RateLimit or None")
+
+    def emulator(self) -> ProviderEmulator:
+        """A `ProviderEmulator` (not started) answering from this script; for other
+        settings, pass `items`, `default_turn` and `rate_limit` to one yourself."""
         from .emulator import ProviderEmulator
 
-        options.setdefault("default_turn", self.default_turn)
-        options.setdefault("rate_limit", self.rate_limit)
-        return ProviderEmulator(self.items, **options)
+        return ProviderEmulator(
+            self.items, default_turn=self.default_turn, rate_limit=self.rate_limit
+        )
 
 
-def load_script(path: str | Path) -> EmulatorScript:
+def load_script(path: str | os.PathLike[str]) -> EmulatorScript:
     """Read and check a script file (UTF-8 JSON)."""
-    name = str(path)
+    if not isinstance(cast(object, path), str | os.PathLike):
+        raise InvalidArgumentError(
+            f"load_script(path=...) takes a file path, got {kind_of(path)}", argument="path"
+        )
+    name = os.fspath(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+    except (OSError, ValueError) as error:  # ValueError: not UTF-8, a NUL in the path
         reason = error.strerror if isinstance(error, OSError) and error.strerror else error
         raise ScriptFileError(f"cannot read the script file: {reason}", path=name) from None
     try:
@@ -99,7 +114,12 @@ def load_script(path: str | Path) -> EmulatorScript:
 
 
 def parse_script(data: Any, *, path: str | None = None) -> EmulatorScript:
-    """Check parsed JSON against the script format and build the script it describes."""
+    """Check parsed JSON against the script format and build the script it describes;
+    `path` names where it came from in the errors."""
+    if not isinstance(cast(object, path), str | None):
+        raise InvalidArgumentError(
+            f"parse_script(path=...) takes a str or None, got {kind_of(path)}", argument="path"
+        )
     top = _object(data, path, None, "a script file holds one JSON object")
     _known_keys(top, _TOP, path, None)
     entries = top.get("script", [])
@@ -242,7 +262,7 @@ def _build(
             problem = f"{what} takes {takes}; not {key!r}"
             raise ScriptFileError(problem, path=path, entry=where)
         if not _matches(value, hints[key]):
-            problem = f"must be {_describe(hints[key])}, not {json.dumps(value)}"
+            problem = f"must be {_describe(hints[key])}, not {_shown(value)}"
             raise ScriptFileError(problem, path=path, entry=f"{where}.{key}")
     try:
         return make(**arguments)
@@ -293,7 +313,7 @@ def _describe(hint: Any) -> str:
 
 def _object(value: Any, path: str | None, where: str | None, problem: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ScriptFileError(f"{problem}, not {json.dumps(value)}", path=path, entry=where)
+        raise ScriptFileError(f"{problem}, not {_shown(value)}", path=path, entry=where)
     return cast(dict[str, Any], value)
 
 
@@ -308,19 +328,27 @@ def _known_keys(
 
 def _string(value: Any, path: str | None, where: str) -> str:
     if not isinstance(value, str):
-        raise ScriptFileError(f"must be a string, not {json.dumps(value)}", path=path, entry=where)
+        raise ScriptFileError(f"must be a string, not {_shown(value)}", path=path, entry=where)
     return value
 
 
 def _count(value: Any, path: str | None, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        problem = f"must be a whole number of tokens, not {json.dumps(value)}"
+        problem = f"must be a whole number of tokens, not {_shown(value)}"
         raise ScriptFileError(problem, path=path, entry=where)
     return value
 
 
 def _choice(value: Any, choices: tuple[str, ...], path: str | None, where: str) -> Any:
     if value not in choices:
-        problem = f"must be one of {', '.join(choices)}, not {json.dumps(value)}"
+        problem = f"must be one of {', '.join(choices)}, not {_shown(value)}"
         raise ScriptFileError(problem, path=path, entry=where)
     return value
+
+
+def _shown(value: Any) -> str:
+    """A value as the file spells it (a value given from Python may not be JSON)."""
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return kind_of(value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from .emulator import ProviderEmulator
 from .faults import RateLimit
 from .internal import EmulatorInternalError
 from .script_file import EmulatorScript
@@ -36,8 +37,10 @@ def serve(
     """
     if script is None:
         script = EmulatorScript(default_turn=Turn.text(text))
-    emulator = script.emulator(
+    emulator = ProviderEmulator(
+        script.items,
         host=host,
+        default_turn=script.default_turn,
         latency=latency,
         rate_limit=rate_limit if rate_limit is not None else script.rate_limit,
         record_limit=1000,
