@@ -18,7 +18,7 @@ import pytest
 
 from tests.helpers.adapters import FAST_RETRY, PROVIDERS, make_adapter
 from tests.helpers.prompts import make_prompt
-from wink import PromptEvaluationError, Session
+from wink import BadRequestError, Session
 from wink.testing import EmulatedRequest, EmulatorInternalError, Fault, ProviderEmulator, Turn
 from wink.testing.wire import WIRES
 
@@ -102,9 +102,9 @@ def test_wink_fails_at_once_and_says_why(
             with adapter.stream(make_prompt(), session=Session()) as stream:
                 list(stream)
 
-    with pytest.raises(PromptEvaluationError, match="wink emulator internal error") as raised:
+    with pytest.raises(BadRequestError, match="wink emulator internal error") as raised:
         ask()
-    assert raised.value.phase == "request"
+    assert (raised.value.phase, raised.value.status_code) == ("request", 418)
     assert emu.stats.requests == 1
     assert emu.pending == 2
     with pytest.raises(EmulatorInternalError):

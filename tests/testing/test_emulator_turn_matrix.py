@@ -48,7 +48,7 @@ class Case:
     calls: tuple[dict[str, Any], ...] = ()  # the weather tool's arguments, in order
     output: Any = None
     usage: Usage | None = None
-    refused: bool = False  # the answer is a `PromptEvaluationError` (phase "response")
+    error: dict[str, Any] | None = None  # the answer is this `PromptEvaluationError`
     thinks: bool = False
     shows: bool = True  # with `thinks`: ask for readable thinking
     structured: bool = False
@@ -136,9 +136,24 @@ CASES: dict[str, Case] = {
         output=Answer(city="Paris", degrees=21),
         structured=True,
     ),
-    "length": Case((Turn.text("Sunny in Par", finish="length"),), refused=True),
-    "content_filter": Case((Turn.text("Sunny", finish="content_filter"),), refused=True),
-    "refusal": Case((Turn.refusal("I can't help with that."),), refused=True),
+    "length": Case(
+        (Turn.text("Sunny in Par", finish="length"),),
+        error={"error": "OutputTruncatedError", "finish": "length", "partial": "Sunny in Par"},
+    ),
+    "content_filter": Case(
+        (Turn.text("Sunny", finish="content_filter"),),
+        error={"error": "ContentFilteredError", "finish": "content_filter", "partial": "Sunny"},
+        # Anthropic has no filter finish: it stops with `refusal`
+        per_provider={"anthropic": {"error": "RefusalError", "finish": "refusal"}},
+    ),
+    "refusal": Case(
+        (Turn.refusal("I can't help with that."),),
+        error={"error": "RefusalError", "finish": "refusal", "refusal": "I can't help with that."},
+        # Gemini has no refusal: it blocks the prompt
+        per_provider={
+            "google": {"error": "ContentFilteredError", "finish": "content_filter", "refusal": None}
+        },
+    ),
     "pause": Case(  # Anthropic continues a paused turn; the other wires answer it as stop
         (Turn.paused("Searching the web."), Turn.text("Found it: sunny.")),
         text="Searching the web.",
@@ -184,7 +199,13 @@ def _run(provider: str, case: Case, emu: ProviderEmulator, *, streamed: bool) ->
                             run.thinking_deltas += event.text
                 response = stream.response
     except PromptEvaluationError as error:
-        run.outcome = {"error": type(error).__name__, "phase": error.phase}
+        run.outcome = {
+            "error": type(error).__name__,
+            "phase": error.phase,
+            "finish": error.finish_reason,
+            "partial": error.partial_text,
+            "refusal": error.refusal,
+        }
         return run
     run.outcome = {
         "text": response.text,
@@ -199,8 +220,8 @@ def _run(provider: str, case: Case, emu: ProviderEmulator, *, streamed: bool) ->
 
 
 def _expected(provider: str, case: Case) -> dict[str, Any]:
-    if case.refused:
-        return {"error": "PromptEvaluationError", "phase": "response"}
+    if case.error is not None:
+        return {"phase": "response", **case.error, **case.per_provider.get(provider, {})}
     expected = {
         "text": case.text,
         "thinking": case.thinking if provider in SHOWS_THINKING else None,

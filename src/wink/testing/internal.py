@@ -38,8 +38,8 @@ __all__ = [
 ]
 
 INTERNAL_ERROR_STATUS = 418
-"""A 4xx no provider sends: neither wink nor the SDKs retry it, nor mistake it for a
-provider's answer (a 5xx would be retried as an overloaded provider)."""
+"""A 4xx no provider sends, so its status tells it from any provider's answer, and one
+neither wink nor the SDKs retry (a 5xx would be retried as an overloaded provider)."""
 INTERNAL_ERROR_HEADER = "x-wink-emulator-error"
 
 InternalErrorSource = Literal["emulator", "script"]
