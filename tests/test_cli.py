@@ -10,7 +10,11 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
+from typing import Any
 
+import anthropic
+import openai
 import pytest
 
 import wink
@@ -203,7 +207,10 @@ def test_help_describes_the_tool(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize(
     ("command", "options"),
-    [("demo", ["--provider", "--live", "--model"]), ("emulator", ["--port", "--host"])],
+    [
+        ("demo", ["--provider", "--live", "--model"]),
+        ("emulator", ["--port", "--host", "--script"]),
+    ],
 )
 def test_every_option_has_help_with_its_default(
     command: str, options: list[str], capsys: pytest.CaptureFixture[str]
@@ -283,3 +290,75 @@ def test_emulator_rejects_a_port_out_of_range(capsys: pytest.CaptureFixture[str]
         main(["emulator", "--port", "70000"])
     assert exited.value.code == 2
     assert "port must be in 0..65535" in capsys.readouterr().err
+
+
+SCRIPT = {
+    "script": [
+        {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_1"}]},
+        {"fault": "rate_limit", "retry_after": 0.25},
+        {"text": "Sunny in Paris.", "thinking": "The tool said so."},
+    ],
+    "default_turn": {"text": "That is all."},
+}
+
+
+def test_emulator_answers_from_a_script_file(tmp_path: Path) -> None:
+    """A script written by another process, served by the command, read by real SDKs."""
+    (tmp_path / "turns.json").write_text(json.dumps(SCRIPT))
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "wink", "emulator", "--script", "turns.json", "--port", str(port)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    root = f"http://127.0.0.1:{port}"
+    try:
+        assert process.stdout is not None
+        assert root in process.stdout.readline()  # listening
+        chat = openai.OpenAI(api_key="test", base_url=f"{root}/v1", max_retries=0)
+        claude = anthropic.Anthropic(api_key="test", base_url=root, max_retries=0)
+        ask: dict[str, Any] = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "?"}]}
+        call = chat.chat.completions.create(**ask).choices[0].message.tool_calls or []
+        assert [(c.id, c.function.name, c.function.arguments) for c in call] == [
+            ("call_1", "get_weather", '{"city":"Paris"}')
+        ]
+        with pytest.raises(openai.RateLimitError) as throttled:
+            chat.chat.completions.create(**ask)
+        assert throttled.value.response.headers["retry-after"] == "0.25"
+        answer = claude.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=4096,
+            thinking={"type": "enabled", "budget_tokens": 2048},
+            messages=[{"role": "user", "content": "?"}],
+        )
+        assert [block.type for block in answer.content] == ["thinking", "text"]
+        assert answer.content[1].to_dict()["text"] == "Sunny in Paris."
+        assert chat.chat.completions.create(**ask).choices[0].message.content == "That is all."
+        chat.close()
+        claude.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def test_emulator_refuses_a_bad_script_file_in_one_line(tmp_path: Path) -> None:
+    bad = {"script": [{"text": "ok"}, {"fault": "rate_limited"}]}
+    (tmp_path / "turns.json").write_text(json.dumps(bad))
+    done = subprocess.run(
+        [sys.executable, "-m", "wink", "emulator", "--script", "turns.json", "--port", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""  # it never listened
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(
+        "wink emulator: turns.json: script[1].fault: unknown fault kind 'rate_limited' (known: "
+    )

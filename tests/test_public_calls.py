@@ -16,9 +16,11 @@ import contextlib
 import inspect
 import logging
 import math
+import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, cast, is_typeddict
 
 import pytest
@@ -94,6 +96,13 @@ def prompt() -> wink.Prompt[None]:
     return wink.Prompt(name="hello", sections=[section()])
 
 
+def script_file() -> str:
+    """A valid script file for `load_script` (one, reused)."""
+    path = Path(tempfile.gettempdir()) / "wink-public-calls-script.json"
+    path.write_text('{"script": [{"text": "hi"}]}', encoding="utf-8")
+    return str(path)
+
+
 def throttled() -> wink.ThrottleError:
     return wink.ThrottleError(
         "slow down", prompt_name="hello", details=wink.ThrottleDetails("rate_limit")
@@ -166,6 +175,7 @@ GOOD: dict[str, Good] = {
     "round": lambda _: 1,
     "rounds": lambda _: 1,
     "script": lambda _: [],
+    "source": lambda _: "emulator",
     "sections": lambda _: [section()],
     "seconds": lambda _: 1.0,
     "sequence": lambda _: 0,
@@ -181,6 +191,7 @@ GOOD: dict[str, Good] = {
     "throttled": lambda _: 0,
     "title": lambda _: "Task",
     "to_adapter": lambda _: "google:gemini-2.5-flash",
+    "traceback": lambda _: "",
     "tool_calls": lambda _: 0,
     "tool_name": lambda _: "lookup",
     "tool_names": lambda _: (),
@@ -200,6 +211,8 @@ GOOD: dict[str, Good] = {
     "ProviderEmulator.base_url.provider": lambda _: "anthropic",
     "Thinking.effort": lambda _: "high",  # optional, but one of effort and budget is not
     "Turn.tool_calls.calls": lambda _: [wink.testing.EmulatedToolCall("lookup")],
+    "load_script.path": lambda _: script_file(),
+    "parse_script.data": lambda _: {"script": [{"text": "hi"}]},
 }
 
 

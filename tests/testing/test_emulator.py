@@ -16,6 +16,7 @@ from wink import InvalidArgumentError
 from wink.testing import (
     EmulatedRequest,
     EmulatedToolCall,
+    EmulatorInternalError,
     Fault,
     ProviderEmulator,
     RecordedRequest,
@@ -237,7 +238,9 @@ def test_script_callable_sees_a_neutral_request(emu: ProviderEmulator) -> None:
     assert request.headers["content-type"] == "application/json"
 
 
-def test_queue_goes_before_the_callable_and_exceptions_become_500(emu: ProviderEmulator) -> None:
+def test_queue_goes_before_the_callable_whose_exception_is_an_internal_error(
+    emu: ProviderEmulator,
+) -> None:
     def script(request: EmulatedRequest) -> Turn:
         raise RuntimeError("boom")
 
@@ -245,8 +248,12 @@ def test_queue_goes_before_the_callable_and_exceptions_become_500(emu: ProviderE
     emu.enqueue(Turn.text("queued"))
     assert text_of(post(emu, CHAT)) == "queued"
     failed = post(emu, CHAT)
-    assert failed.status_code == 500
+    assert failed.status_code == 418  # a script bug is no provider fault: nothing retries it
+    assert failed.headers["x-wink-emulator-error"] == "script"
+    assert "script callable failed on request #2" in failed.json()["error"]["message"]
     assert "RuntimeError('boom')" in failed.json()["error"]["message"]
+    with pytest.raises(EmulatorInternalError, match="boom"):
+        emu.check()
 
 
 OPENAI_HISTORY = [

@@ -71,11 +71,14 @@ class _Block:
         elif kind == "thinking":
             block["thinking"] = str(block.get("thinking") or "") + "".join(self.pieces)
             block["signature"] = str(block.get("signature") or "") + "".join(self.signature)
-        elif arguments is not None and arguments.strip():
-            try:
-                block["input"] = json.loads(arguments)
-            except ValueError:
-                block["input"] = arguments  # sent raw: the tool fails with a message
+        else:
+            if arguments is None:  # not a call wink runs: a server tool's, sent back as is
+                arguments = "".join(self.pieces)
+            if arguments.strip():
+                try:
+                    block["input"] = json.loads(arguments)
+                except ValueError:
+                    block["input"] = arguments  # sent raw: the tool fails with a message
         return block
 
 
@@ -165,6 +168,8 @@ class AnthropicStreamDecoder:
             fragment = _text(delta, "partial_json")
             if fragment and index in self._calls:
                 self._calls.add(index, fragment)
+            elif fragment:  # a server tool's input: the turn goes back with it
+                block.pieces.append(fragment)
         elif kind == "thinking_delta":
             text = _text(delta, "thinking")
             if text:

@@ -99,12 +99,10 @@ class GoogleWire:
 
     def _candidate(self, turn: Turn, ctx: WireContext) -> dict[str, Any]:
         parts: list[dict[str, Any]] = []
-        if _includes_thoughts(ctx.body):
-            parts.extend(
-                {"text": thought.text, "thought": True}
-                for thought in turn.thinking
-                if not thought.redacted
-            )
+        shown = [thought.text for thought in turn.thinking if not thought.redacted]
+        if shown and _includes_thoughts(ctx.body):
+            # One thought part, the summary of it all (a stream could not tell two apart).
+            parts.append({"text": "\n\n".join(shown), "thought": True})
         if turn.content is not None:
             parts.append({"text": turn.content})
         calls: list[dict[str, Any]] = []
