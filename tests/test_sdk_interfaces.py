@@ -51,10 +51,6 @@ OWN_OBJECTS = frozenset(
         "wink/core/resources.py: parent._resolution",
         # the ResourceScope that owns a binding builds its instance
         "wink/core/resources.py: owner._resolve",
-        # a FallbackAdapter sends each round through its adapters' runners
-        "wink/adapters/fallback.py: adapter._runner",
-        # ...with the first adapter's loop settings
-        "wink/adapters/fallback.py: first._loop_settings",
         # ...and entering it opens its adapters' clients
         "wink/adapters/fallback.py: adapter._prepare",
     }

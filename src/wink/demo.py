@@ -54,6 +54,7 @@ __all__ = [
     "format_arguments",
     "open_screen",
     "run_demo",
+    "show_event",
 ]
 
 _MODELS = {
@@ -336,7 +337,8 @@ def _watching(name: str, handler: logging.Handler, level: int | None = None) -> 
         logger.setLevel(before)
 
 
-def _show_event(screen: Screen, event: object) -> None:
+def show_event(screen: Screen, event: object) -> None:
+    """One line for a `PromptRendered` or a `ToolInvoked`."""
     if isinstance(event, PromptRendered):
         tools = ", ".join(event.tool_names)
         screen.line(("→ ", "cyan"), f"prompt {event.prompt_name!r} with tools {tools}")
@@ -392,7 +394,11 @@ def run_demo(
     screen = screen if screen is not None else open_screen()
     model = model or _MODELS[provider]
     session = Session()
-    session.subscribe(lambda event: _show_event(screen, event))
+    # a stream shows its tools in the stream's order, with its other events
+    shown_here = (PromptRendered,) if stream else (PromptRendered, ToolInvoked)
+    session.subscribe(
+        lambda event: show_event(screen, event) if isinstance(event, shown_here) else None
+    )
     policy = RetryPolicy(max_attempts=4, initial_delay=0.2, max_delay=5.0)
     mode = " · streamed" if stream else ""
     screen.panel(f"wink demo · {provider}:{model} · {'LIVE' if live else 'emulator'}{mode}")

@@ -30,10 +30,11 @@ from wink import (
     UnsupportedSettingWarning,
     create_adapter,
 )
-from wink.adapters.base import EncodedRequest, ProviderAdapter, WireRequest
+from wink.adapters.base import ProviderAdapter
 from wink.core.messages import ModelRequest, ModelResponse, UserMessage
 from wink.core.provider_errors import MalformedResponse
 from wink.core.throttle import NO_RATE_LIMIT_HEADERS, RateLimitHeaders
+from wink.core.transport import EncodedRequest, HttpCalls, WireRequest
 from wink.testing import Fault, ProviderEmulator
 
 
@@ -94,16 +95,31 @@ class CannedAdapter(ProviderAdapter):
     def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
         return contextlib.nullcontext()
 
-    def _post(
-        self, client: Any, wire: EncodedRequest, time_limit: float
-    ) -> tuple[bytes | str, Any]:
-        self.posts.append((wire, time_limit, threading.current_thread()))
-        return self.content, self.headers
+    def _http_calls(self) -> HttpCalls:
+        return CannedCalls(self)
 
-    async def _post_async(
+
+class CannedCalls:
+    """The canned adapter's transport: its content and headers, whatever is asked."""
+
+    def __init__(self, adapter: CannedAdapter) -> None:
+        self.adapter = adapter
+
+    def post(self, client: Any, wire: EncodedRequest, time_limit: float) -> tuple[bytes | str, Any]:
+        adapter = self.adapter
+        adapter.posts.append((wire, time_limit, threading.current_thread()))
+        return adapter.content, adapter.headers
+
+    async def post_async(
         self, client: Any, wire: EncodedRequest, time_limit: float
     ) -> tuple[bytes | str, Any]:
-        return self._post(client, wire, time_limit)
+        return self.post(client, wire, time_limit)
+
+    def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("the canned adapter does not stream")
+
+    async def open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("the canned adapter does not stream")
 
 
 # --- options and identity

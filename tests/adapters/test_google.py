@@ -724,7 +724,9 @@ def test_a_callers_async_httpx2_client_gets_the_adapters_key() -> None:
         async with httpx2.AsyncClient(event_hooks={"request": [look]}) as client:
             adapter = GoogleAdapter(MODEL, base_url=base_url, api_key="adapter-key", client=client)
             try:
-                return await adapter._runner.request(ModelRequest("capital", (UserMessage("hi"),)))
+                return await adapter.model_client(blocking=False).request(
+                    ModelRequest("capital", (UserMessage("hi"),))
+                )
             finally:
                 await adapter.aclose()
                 assert not client.is_closed  # the caller's

@@ -272,7 +272,7 @@ def _send(adapter: ProviderAdapter, messages: tuple[Any, ...]) -> Any:
 
     async def go() -> Any:
         try:
-            return await adapter._runner.request(ModelRequest("r", messages))
+            return await adapter.model_client(blocking=False).request(ModelRequest("r", messages))
         except PromptEvaluationError as error:
             return error
         finally:

@@ -84,7 +84,9 @@ def send(
 
         async def go() -> ModelResponse | PromptEvaluationError:
             try:
-                return await adapter._runner.request(ModelRequest("recorded", messages))
+                return await adapter.model_client(blocking=False).request(
+                    ModelRequest("recorded", messages)
+                )
             except PromptEvaluationError as error:
                 return error
             finally:

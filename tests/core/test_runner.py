@@ -12,6 +12,7 @@ import json
 import socket
 import threading
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -55,13 +56,31 @@ def answering(outcome: ModelResponse | BaseException, calls: list[ModelRequest])
 def runner(
     exchange: Exchange, pacer: RequestPacer | None = None, policy: RetryPolicy | None = None
 ) -> Runner:
+    async def not_streamed(sent: ModelRequest, transport: object, sink: object) -> ModelResponse:
+        raise AssertionError("these tests do not stream")
+
     return Runner(
         "test:model",
-        exchange,
+        lambda sent, transport: exchange(sent),
+        not_streamed,
+        lambda sent: NO_TRANSPORT,
         pacer=pacer or RequestPacer(),
         retry_policy=policy or RetryPolicy(),
         secrets=(KEY,),
     )
+
+
+class NoTransport:
+    """The stand-in exchanges send nothing: a transport they never use."""
+
+    async def post(self, wire: object, time_limit: float) -> object:
+        raise AssertionError("unused")
+
+    async def open_stream(self, wire: object, time_limit: float) -> object:
+        raise AssertionError("unused")
+
+
+NO_TRANSPORT: Any = NoTransport()
 
 
 # --- the runner alone

@@ -54,7 +54,8 @@ def send_once(
 
     async def once() -> Outcome:
         try:
-            return await adapter._runner.request(ModelRequest("recorded", messages))
+            client = adapter.model_client(blocking=sync)
+            return await client.request(ModelRequest("recorded", messages))
         except WinkError as error:
             return error
         finally:

@@ -45,7 +45,8 @@ from ..core.provider_errors import (
     read_count,
 )
 from ..core.throttle import RateLimitHeaders
-from .base import ModelSettings, ProviderAdapter, WireRequest
+from ..core.transport import HttpCalls
+from .base import ModelSettings, ProviderAdapter, StainlessCalls, WireRequest
 from .thinking import anthropic_thinking
 
 __all__ = ["RATE_LIMIT_HEADERS", "AnthropicAdapter", "anthropic_error_facts"]
@@ -404,6 +405,9 @@ def _map_errors(
     return map_sdk_errors(_ERRORS, prompt_name, secrets, model=model)
 
 
+_CALLS = StainlessCalls(httpx2.Response)
+
+
 # --- the adapter
 
 
@@ -414,7 +418,9 @@ class AnthropicAdapter(ProviderAdapter):
     api_key_variables = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
     unsupported_settings = frozenset({"seed"})
     rate_limit_headers = RATE_LIMIT_HEADERS
-    _response_type = httpx2.Response
+
+    def _http_calls(self) -> HttpCalls:
+        return _CALLS
 
     def _make_client(self, *, sync: bool) -> Any:
         # api_key None: the SDK reads ANTHROPIC_API_KEY. Retries off: RetryPolicy decides.

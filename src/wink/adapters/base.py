@@ -14,16 +14,17 @@ Three seams, as the design asks:
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import os
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from ..core.clients import ClientPool, Lease
+from ..core.clients import ClientPool
 from ..core.errors import (
     ConfigurationError,
     PromptEvaluationError,
@@ -31,14 +32,22 @@ from ..core.errors import (
 )
 from ..core.limiter import InProcessLimiter, Limiter
 from ..core.messages import ModelRequest, ModelResponse
-from ..core.provider_errors import redact_secrets, response_shape_error
+from ..core.provider_errors import response_shape_error
 from ..core.retry import RetryPolicy
 from ..core.runner import Runner
-from ..core.runtime import run_in_thread
+from ..core.stream_events import EventSink
 from ..core.throttle import (
     NO_RATE_LIMIT_HEADERS,
     RateLimitHeaders,
     rate_limit_info_from_headers,
+)
+from ..core.transport import (
+    AsyncTransport,
+    EncodedRequest,
+    HttpCalls,
+    SyncTransport,
+    Transport,
+    WireRequest,
 )
 from .evaluator import Evaluator
 from .options import (
@@ -53,45 +62,33 @@ from .options import (
     settings_from,
     telemetry_option,
 )
-from .streaming import StreamingMixin
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
     # costs little more than importing its SDK
-    from ..core.loop import LoopSettings, ModelClient
+    from ..core.loop import LoopSettings
     from ..core.session import Session
     from .streams.base import StreamFormat
 
-__all__ = ["AdapterOptions", "EncodedRequest", "ModelSettings", "ProviderAdapter", "WireRequest"]
+__all__ = [
+    "AdapterOptions",
+    "EncodedRequest",
+    "ModelSettings",
+    "ProviderAdapter",
+    "StainlessCalls",
+    "WireRequest",
+]
 
 _DEFAULT_MAX_ROUNDS = 50  # = wink.core.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
 _DEFAULT_MAX_OUTPUT_RETRIES = 2  # = wink.core.answers.DEFAULT_MAX_OUTPUT_RETRIES
 
 
-@dataclass(frozen=True, slots=True)
-class WireRequest:
-    """One request as the provider's API takes it: a path (or URL) and a JSON body."""
-
-    path: str
-    body: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class EncodedRequest:
-    """A `WireRequest` with its body encoded as strict JSON, UTF-8, once."""
-
-    path: str
-    content: bytes
-
-
-class ProviderAdapter(StreamingMixin, Evaluator):
+class ProviderAdapter(Evaluator):
     """Runs the one core loop against one provider; a subclass only translates.
 
     A subclass sets `provider` (the prefix of `create_adapter("provider:model")`) and
     `api_key_variables`, and implements `_make_client`, `_build_request`,
-    `_parse_response` and `_map_errors`. The transport is the Stainless SDKs' documented
-    raw call (`client.post(path, cast_to=..., body=...)`); a provider whose SDK has
-    none overrides `_post` / `_post_async` (and, for streaming, `_open_stream` /
-    `_open_stream_async` of `StreamingMixin`, which reuses the rest).
+    `_parse_response`, `_map_errors` and `_http_calls` (a Stainless SDK's are
+    `StainlessCalls`; a provider whose SDK has no raw call brings its own `HttpCalls`).
     """
 
     provider: ClassVar[str]
@@ -163,14 +160,7 @@ class ProviderAdapter(StreamingMixin, Evaluator):
             )
         self.limiter: Limiter = limiter if limiter is not None else InProcessLimiter()
         self._pacer = self.limiter.pacer(self.name)
-        self._runner = Runner(
-            self.name,
-            self._exchange,
-            pacer=self._pacer,
-            retry_policy=self.retry_policy,
-            secrets=self._secrets,
-            stream_exchange=self._stream_exchange,
-        )
+        self._calls = self._http_calls()
 
     # ---- identity
 
@@ -184,24 +174,33 @@ class ProviderAdapter(StreamingMixin, Evaluator):
 
     # ---- what the public entry points (`Evaluator`) run
 
-    def _plan(
-        self, session: Session, graceful_tool_errors: bool | None, max_rounds: int | None
-    ) -> tuple[ModelClient, LoopSettings]:
-        return self._runner, self._loop_settings(graceful_tool_errors, max_rounds)
+    def _plan(self, session: Session, *, blocking: bool) -> tuple[Runner, LoopSettings]:
+        return self.model_client(blocking=blocking), self.loop_settings()
 
-    def _loop_settings(
-        self, graceful_tool_errors: bool | None, max_rounds: int | None
-    ) -> LoopSettings:
+    def model_client(self, *, blocking: bool) -> Runner:
+        """What serves one evaluation's requests on this adapter (the loop's
+        `ModelClient`; `FallbackAdapter` chains these). `blocking`: the evaluation runs
+        on a private loop of a sync entry point (see `wink.core.transport`)."""
+        return Runner(
+            self.name,
+            self._exchange,
+            self._stream_exchange,
+            lambda request: self._transport(request, blocking),
+            pacer=self._pacer,
+            retry_policy=self.retry_policy,
+            secrets=self._secrets,
+        )
+
+    def loop_settings(self) -> LoopSettings:
+        """How the loop runs an evaluation on this adapter (a call may override some)."""
         from ..core.loop import LoopSettings
         from ..core.telemetry import telemetry_for
 
         return LoopSettings(
             retry_policy=self.retry_policy,
-            graceful_tool_errors=self.graceful_tool_errors
-            if graceful_tool_errors is None
-            else graceful_tool_errors,
+            graceful_tool_errors=self.graceful_tool_errors,
             max_failed_tool_rounds=self.max_failed_tool_rounds,
-            max_rounds=self.max_rounds if max_rounds is None else max_rounds,
+            max_rounds=self.max_rounds,
             max_output_retries=self.max_output_retries,
             telemetry=telemetry_for(self._telemetry),
         )
@@ -223,25 +222,60 @@ class ProviderAdapter(StreamingMixin, Evaluator):
 
     # ---- one exchange: the translator's parts, put together once
 
-    async def _exchange(self, request: ModelRequest) -> ModelResponse:
-        lease = self._clients_lease(request)
+    def _transport(self, request: ModelRequest, blocking: bool) -> Transport:
+        client, sync = self._clients.get(blocking=blocking)
+        if not sync:
+            return AsyncTransport(self._calls, client)
+        # in place only on a sync entry point's private loop, and with no deadline to cut
+        # the wait; else on a worker thread
+        offload = not blocking or request.deadline is not None
+        return SyncTransport(self._calls, client, offload=offload)
+
+    async def _exchange(self, request: ModelRequest, transport: Transport) -> ModelResponse:
         wire = self._wire(request)
-        time_limit = self._request_timeout(request)
+        with self._client_refused(request), self._map_errors(request.prompt_name):
+            content, headers = await transport.post(wire, self._request_timeout(request))
+        return self._parse_body(request, content, headers)
+
+    async def _stream_exchange(
+        self, request: ModelRequest, transport: Transport, sink: EventSink
+    ) -> ModelResponse:
+        """`_exchange`, streamed: the body is read as it arrives, through the wire
+        format's decoder into `sink`, and closed whatever happens (cancellation too).
+        An adapter with no streaming wire sends its whole answer as events."""
+        from .streams import stream_format
+        from .streams.base import events_of
+        from .streams.reading import BodyReader, read_errors, read_stream
+
+        streamed = stream_format(self.provider)
+        if streamed is None:
+            response = await self._exchange(request, transport)
+            await sink.send(events_of(response))
+            return response
+        prompt, secrets = request.prompt_name, self._secrets
+        wire = self._wire(request, streamed)
+        reader = BodyReader(streamed.decoder(prompt, secrets), prompt, secrets)
+        with self._client_refused(request), self._map_errors(prompt):
+            body = await transport.open_stream(wire, self._request_timeout(request))
         try:
-            with self._map_errors(request.prompt_name):
-                if not lease.sync:
-                    content, headers = await self._post_async(lease.client, wire, time_limit)
-                elif lease.inline and request.deadline is None:
-                    content, headers = self._post(lease.client, wire, time_limit)
-                else:  # never block a loop; with a deadline, the wait must be cancellable
-                    content, headers = await run_in_thread(
-                        self._post, lease.client, wire, time_limit
-                    )
-        except ConfigurationError as error:  # a client that cannot serve: nothing was sent
+            with read_errors(prompt, secrets):
+                response = await read_stream(body.pieces(), reader, sink)
+        finally:  # a cancelled or failed read closes the connection here, at once
+            await body.aclose()
+        rate_limit = rate_limit_info_from_headers(body.headers, self.rate_limit_headers)
+        return response if rate_limit is None else replace(response, rate_limit=rate_limit)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _client_refused(request: ModelRequest) -> Generator[None]:
+        """A client that cannot serve the call (not the provider's kind): nothing was
+        sent, `phase="request"`."""
+        try:
+            yield
+        except ConfigurationError as error:
             raise PromptEvaluationError(
                 str(error), prompt_name=request.prompt_name, phase="request"
             ) from error
-        return self._parse_body(request, content, headers)
 
     def _wire(self, request: ModelRequest, streamed: StreamFormat | None = None) -> EncodedRequest:
         """The translated request (in its `streamed` form if given), encoded. A value JSON
@@ -260,23 +294,6 @@ class ProviderAdapter(StreamingMixin, Evaluator):
                 phase="request",
             ) from error
         return EncodedRequest(wire.path, content)
-
-    def _clients_lease(self, request: ModelRequest) -> Lease:
-        """The client for this request. Failing here, nothing was sent: `phase="request"`
-        (a missing key names its variable; the cause is kept)."""
-        try:
-            return self._clients.lease()
-        except ConfigurationError as error:
-            raise PromptEvaluationError(
-                str(error), prompt_name=request.prompt_name, phase="request"
-            ) from error
-        except Exception as error:  # the SDK refused to build a client
-            raise PromptEvaluationError(
-                f"cannot create the {self.provider} client: {type(error).__name__}: "
-                f"{redact_secrets(str(error), self._secrets)}",
-                prompt_name=request.prompt_name,
-                phase="request",
-            ) from error
 
     def _client_for(self, sync: bool) -> Any:
         self._check_api_key()
@@ -344,6 +361,10 @@ class ProviderAdapter(StreamingMixin, Evaluator):
         return inspect.iscoroutinefunction(getattr(client, "post", None))
 
     @abstractmethod
+    def _http_calls(self) -> HttpCalls:
+        """How this provider's requests go out (made once, by the constructor)."""
+
+    @abstractmethod
     def _build_request(self, request: ModelRequest) -> WireRequest:
         """The neutral request as the provider's path and body."""
 
@@ -356,19 +377,23 @@ class ProviderAdapter(StreamingMixin, Evaluator):
     def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
         """Translate what the SDK raises inside the block (`map_sdk_errors`)."""
 
-    # ---- the transport: the Stainless SDKs' documented raw call
 
-    _response_type: ClassVar[type] = object  # the SDK's httpx Response class
+class StainlessCalls:
+    """The HTTP calls of a Stainless SDK (openai, anthropic): its documented raw call.
 
-    def _post(
-        self, client: Any, wire: EncodedRequest, time_limit: float
-    ) -> tuple[bytes | str, Any]:
-        """POST with a sync Stainless client (openai, anthropic): (body, headers).
+    `client.post(path, cast_to=<its httpx>.Response, content=...)` keeps auth, headers,
+    base URL, timeout and exception types the SDK's, and skips `create()`'s walk over the
+    whole conversation on every request and its response models. With `stream=True` the
+    SDK returns the response once its head is in (an error status raises the SDK's
+    exception, read and mapped as for `post`).
+    """
 
-        `client.post(path, cast_to=<its httpx>.Response, body=...)` keeps auth, headers,
-        base URL, timeout and exception types the SDK's, and skips `create()`'s walk over
-        the whole conversation on every request and its response models.
-        """
+    __slots__ = ("_response_type",)
+
+    def __init__(self, response_type: type) -> None:
+        self._response_type = response_type
+
+    def post(self, client: Any, wire: EncodedRequest, time_limit: float) -> tuple[bytes, Any]:
         http = client.post(
             wire.path,
             cast_to=self._response_type,
@@ -377,10 +402,9 @@ class ProviderAdapter(StreamingMixin, Evaluator):
         )
         return http.content, http.headers
 
-    async def _post_async(
+    async def post_async(
         self, client: Any, wire: EncodedRequest, time_limit: float
-    ) -> tuple[bytes | str, Any]:
-        """`_post` with an async client."""
+    ) -> tuple[bytes, Any]:
         http = await client.post(
             wire.path,
             cast_to=self._response_type,
@@ -388,6 +412,24 @@ class ProviderAdapter(StreamingMixin, Evaluator):
             options={"timeout": time_limit},
         )
         return http.content, http.headers
+
+    def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        return client.post(
+            wire.path,
+            cast_to=self._response_type,
+            content=wire.content,
+            options={"timeout": time_limit},
+            stream=True,
+        )
+
+    async def open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        return await client.post(
+            wire.path,
+            cast_to=self._response_type,
+            content=wire.content,
+            options={"timeout": time_limit},
+            stream=True,
+        )
 
 
 def _without_sdk_retries(client: Any) -> Any:

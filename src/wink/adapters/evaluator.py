@@ -1,16 +1,18 @@
 """`Evaluator`: the public entry points every adapter shares, written once.
 
-`evaluate`, `evaluate_async`, `stream`, `stream_async` and the context managers all run
-the one loop (`wink.core.loop.run_evaluation`); an adapter says only what serves its
-rounds and with which loop settings (`_plan`), and how it closes. `ProviderAdapter`
-serves them with its own runner, `FallbackAdapter` with a chain of adapters.
+`evaluate`, `evaluate_async`, `stream` and `stream_async` all run one coroutine
+(`_evaluation`, which runs `wink.core.loop.run_evaluation`): the async forms on the
+caller's loop, `evaluate` through `run_sync`, a stream as a task feeding its queue. An
+adapter says only what serves its rounds and with which loop settings (`_plan`), and how
+it closes. `ProviderAdapter` serves them with its own runner, `FallbackAdapter` with a
+chain of adapters.
 """
 
 from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self
 
 from ..core.runtime import run_sync
@@ -21,32 +23,64 @@ if TYPE_CHECKING:
     from ..core.loop import LoopSettings, ModelClient, PromptResponse
     from ..core.prompt import OutputT, Prompt
     from ..core.session import Session
-    from ..core.stream import AsyncPromptStream, EventChannel, PromptStream, StreamStart
+    from ..core.stream import AsyncPromptStream, EventQueue, PromptStream
 
-__all__ = ["Evaluator"]
+__all__ = ["Call", "Evaluator"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """What one call of an entry point asked for, checked (`Call.of`). None: the
+    adapter's own setting (a fresh `Session` for `session`)."""
+
+    session: Session | None
+    deadline: Deadline | None
+    budget: Budget | None
+    graceful_tool_errors: bool | None
+    max_rounds: int | None
+    max_output_retries: int | None
+
+    @classmethod
+    def of(
+        cls,
+        prompt: object,
+        session: object,
+        deadline: object,
+        budget: object,
+        graceful_tool_errors: object,
+        max_rounds: object,
+        max_output_retries: object,
+    ) -> Call:
+        """Wrong types fail here, at the call, before anything is rendered or sent."""
+        check_arguments(
+            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+        )
+        return cls(
+            session,  # pyright: ignore[reportArgumentType]  (checked above)
+            deadline,  # pyright: ignore[reportArgumentType]
+            budget,  # pyright: ignore[reportArgumentType]
+            graceful_tool_errors,  # pyright: ignore[reportArgumentType]
+            max_rounds,  # pyright: ignore[reportArgumentType]
+            max_output_retries,  # pyright: ignore[reportArgumentType]
+        )
+
+    def settings(self, adapters: LoopSettings) -> LoopSettings:
+        """The adapter's loop settings with this call's overrides."""
+        changes: dict[str, Any] = {
+            name: value
+            for name in ("graceful_tool_errors", "max_rounds", "max_output_retries")
+            if (value := getattr(self, name)) is not None
+        }
+        return replace(adapters, **changes) if changes else adapters
 
 
 class Evaluator(ABC):
     """What every adapter offers: evaluate a prompt (sync, async, streamed) and close."""
 
     @abstractmethod
-    def _plan(
-        self, session: Session, graceful_tool_errors: bool | None, max_rounds: int | None
-    ) -> tuple[ModelClient, LoopSettings]:
-        """What serves this evaluation's rounds, and the loop's settings for it."""
-
-    def _planned(
-        self,
-        session: Session,
-        graceful_tool_errors: bool | None,
-        max_rounds: int | None,
-        max_output_retries: int | None,
-    ) -> tuple[ModelClient, LoopSettings]:
-        """`_plan`, with the call's `max_output_retries` (None: the adapter's)."""
-        client, settings = self._plan(session, graceful_tool_errors, max_rounds)
-        if max_output_retries is not None:
-            settings = replace(settings, max_output_retries=max_output_retries)
-        return client, settings
+    def _plan(self, session: Session, *, blocking: bool) -> tuple[ModelClient, LoopSettings]:
+        """What serves this evaluation's rounds, and the adapter's loop settings.
+        `blocking`: it runs on a private loop of a sync entry point, which may block."""
 
     async def evaluate_async(
         self,
@@ -66,18 +100,10 @@ class Evaluator(ABC):
         state; without one, the run gets a fresh `Session` of its own. `max_rounds`,
         `graceful_tool_errors` and `max_output_retries` override the adapter's for this call.
         """
-        from ..core.loop import run_evaluation
-
-        check_arguments(
+        call = Call.of(
             prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
         )
-        session = _session_or_new(session)
-        client, settings = self._planned(
-            session, graceful_tool_errors, max_rounds, max_output_retries
-        )
-        return await run_evaluation(
-            client, prompt, session=session, settings=settings, deadline=deadline, budget=budget
-        )
+        return await self._evaluation(prompt, call, blocking=False)
 
     def evaluate(
         self,
@@ -90,22 +116,12 @@ class Evaluator(ABC):
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
     ) -> PromptResponse[OutputT]:
-        """The sync form of `evaluate_async`; also safe inside a running event loop
-        (Jupyter), where it runs on a worker thread."""
-        check_arguments(
+        """The sync form of `evaluate_async`, on a private event loop of its own; also safe
+        inside a running event loop (Jupyter), where it runs on a worker thread."""
+        call = Call.of(
             prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
         )
-        return run_sync(
-            self.evaluate_async(
-                prompt,
-                session=session,
-                deadline=deadline,
-                budget=budget,
-                graceful_tool_errors=graceful_tool_errors,
-                max_rounds=max_rounds,
-                max_output_retries=max_output_retries,
-            )
-        )
+        return run_sync(self._evaluation(prompt, call, blocking=True))
 
     def stream(
         self,
@@ -123,10 +139,10 @@ class Evaluator(ABC):
         raises only `WinkError` (docs/streaming.md)."""
         from ..core.stream import PromptStream
 
-        start = self._start(
+        call = Call.of(
             prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
         )
-        return PromptStream(start)
+        return PromptStream(lambda queue: self._evaluation(prompt, call, blocking=True, sink=queue))
 
     def stream_async(
         self,
@@ -143,44 +159,36 @@ class Evaluator(ABC):
         async for event in stream`, then `stream.response`."""
         from ..core.stream import AsyncPromptStream
 
-        start = self._start(
+        call = Call.of(
             prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
         )
-        return AsyncPromptStream(start)
+        return AsyncPromptStream(
+            lambda queue: self._evaluation(prompt, call, blocking=False, sink=queue)
+        )
 
-    def _start(
+    async def _evaluation(
         self,
         prompt: Prompt[OutputT],
-        session: Session | None,
-        deadline: Deadline | None,
-        budget: Budget | None,
-        graceful_tool_errors: bool | None,
-        max_rounds: int | None,
-        max_output_retries: int | None,
-    ) -> StreamStart[OutputT]:
-        """The evaluation a stream runs once it has its channel (the loop's sink)."""
+        call: Call,
+        *,
+        blocking: bool,
+        sink: EventQueue | None = None,
+    ) -> PromptResponse[OutputT]:
+        """The one evaluation coroutine every entry point runs."""
         from ..core.loop import run_evaluation
+        from ..core.session import Session
 
-        check_arguments(
-            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+        session = call.session if call.session is not None else Session()
+        client, settings = self._plan(session, blocking=blocking)
+        return await run_evaluation(
+            client,
+            prompt,
+            session=session,
+            settings=call.settings(settings),
+            deadline=call.deadline,
+            budget=call.budget,
+            sink=sink,
         )
-        run_session = _session_or_new(session)
-        client, settings = self._planned(
-            run_session, graceful_tool_errors, max_rounds, max_output_retries
-        )
-
-        def start(channel: EventChannel) -> Any:
-            return run_evaluation(
-                client,
-                prompt,
-                session=run_session,
-                settings=settings,
-                deadline=deadline,
-                budget=budget,
-                sink=channel,
-            )
-
-        return start
 
     # ---- closing
 
@@ -209,15 +217,6 @@ class Evaluator(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def _session_or_new(session: Session | None) -> Session:
-    """The caller's session, or a fresh one when the caller keeps none."""
-    if session is not None:
-        return session
-    from ..core.session import Session
-
-    return Session()
 
 
 def _load_the_loop() -> None:

@@ -213,20 +213,18 @@ class FallbackAdapter(Evaluator):
 
     # ---- what the public entry points (`Evaluator`) run
 
-    def _plan(
-        self, session: Session, graceful_tool_errors: bool | None, max_rounds: int | None
-    ) -> tuple[_Chain, LoopSettings]:
+    def _plan(self, session: Session, *, blocking: bool) -> tuple[_Chain, LoopSettings]:
         """The first adapter's loop settings, without retries: each adapter retries
         under its own policy inside the chain."""
         first = self.adapters[0]
         settings = replace(
-            first._loop_settings(graceful_tool_errors, max_rounds),
+            first.loop_settings(),
             retry_policy=_NO_RETRY,
             telemetry=telemetry_for(self._telemetry),
         )
         chain = _Chain(
             self.adapters,
-            tuple(adapter._runner for adapter in self.adapters),
+            tuple(adapter.model_client(blocking=blocking) for adapter in self.adapters),
             self._breaker,
             self.fallback_on,
             session,

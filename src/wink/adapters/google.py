@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, cast
 
@@ -44,11 +44,12 @@ from ..core.provider_errors import (
     map_sdk_errors,
     read_count,
 )
-from .base import EncodedRequest, ModelSettings, ProviderAdapter, WireRequest
+from ..core.transport import EncodedRequest, HttpCalls
+from .base import ModelSettings, ProviderAdapter, WireRequest
 from .google_errors import google_error_facts
 from .thinking import gemini_thinking_config
 
-__all__ = ["DEFAULT_BASE_URL", "GeminiErrorAnswer", "GoogleAdapter"]
+__all__ = ["DEFAULT_BASE_URL", "GeminiCalls", "GeminiErrorAnswer", "GoogleAdapter"]
 
 # --- tables
 
@@ -514,6 +515,29 @@ class GoogleAdapter(ProviderAdapter):
             )
         return {"x-goog-api-key": key, "content-type": "application/json"}
 
+    def _build_request(self, request: ModelRequest) -> WireRequest:
+        url = _endpoint(self.base_url or DEFAULT_BASE_URL, self.model)
+        return WireRequest(url, _build_request(request, self.settings, self.model))
+
+    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
+        return _parse_response(data)
+
+    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
+        return _map_errors(prompt_name, self._secrets, self.model)
+
+    def _http_calls(self) -> HttpCalls:
+        return GeminiCalls(self._key)
+
+
+class GeminiCalls:
+    """Gemini's REST calls over httpx2 (wink's own clients carry the key; a caller's
+    client gets it per request unless it carries one)."""
+
+    __slots__ = ("_key",)
+
+    def __init__(self, key: Callable[[], str | None]) -> None:
+        self._key = key
+
     def _headers_for(self, client: httpx2.Client | httpx2.AsyncClient) -> dict[str, str] | None:
         """What a request adds to the client's headers: nothing on wink's own clients; the
         key (unless the caller's client carries one) and the content type on a caller's."""
@@ -526,17 +550,7 @@ class GoogleAdapter(ProviderAdapter):
             headers["x-goog-api-key"] = key
         return headers
 
-    def _build_request(self, request: ModelRequest) -> WireRequest:
-        url = _endpoint(self.base_url or DEFAULT_BASE_URL, self.model)
-        return WireRequest(url, _build_request(request, self.settings, self.model))
-
-    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
-        return _parse_response(data)
-
-    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
-        return _map_errors(prompt_name, self._secrets, self.model)
-
-    def _post(self, client: Any, wire: EncodedRequest, time_limit: float) -> tuple[bytes, Any]:
+    def post(self, client: Any, wire: EncodedRequest, time_limit: float) -> tuple[bytes, Any]:
         if not isinstance(client, httpx2.Client):
             raise _not_a_client(client)
         response = client.post(
@@ -544,7 +558,7 @@ class GoogleAdapter(ProviderAdapter):
         )
         return _content(response), response.headers
 
-    async def _post_async(
+    async def post_async(
         self, client: Any, wire: EncodedRequest, time_limit: float
     ) -> tuple[bytes, Any]:
         if not isinstance(client, httpx2.AsyncClient):
@@ -554,7 +568,7 @@ class GoogleAdapter(ProviderAdapter):
         )
         return _content(response), response.headers
 
-    def _open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+    def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
         if not isinstance(client, httpx2.Client):
             raise _not_a_client(client)
         request = client.build_request(
@@ -570,7 +584,7 @@ class GoogleAdapter(ProviderAdapter):
             raise GeminiErrorAnswer(response)
         return response
 
-    async def _open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+    async def open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
         if not isinstance(client, httpx2.AsyncClient):
             raise _not_a_client(client)
         request = client.build_request(

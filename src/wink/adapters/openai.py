@@ -44,7 +44,8 @@ from ..core.provider_errors import (
     read_count,
 )
 from ..core.throttle import RateLimitHeaders
-from .base import ModelSettings, ProviderAdapter, WireRequest
+from ..core.transport import HttpCalls
+from .base import ModelSettings, ProviderAdapter, StainlessCalls, WireRequest
 from .thinking import openai_reasoning_effort
 
 __all__ = [
@@ -387,6 +388,9 @@ def map_openai_errors(
     return map_sdk_errors(_ERRORS, prompt_name, secrets, model=model)
 
 
+_CALLS = StainlessCalls(httpx2.Response)
+
+
 # --- the adapters
 
 
@@ -395,7 +399,9 @@ class OpenAIClientAdapter(ProviderAdapter):
 
     api_key_variables = ("OPENAI_API_KEY",)
     rate_limit_headers = RATE_LIMIT_HEADERS
-    _response_type = httpx2.Response
+
+    def _http_calls(self) -> HttpCalls:
+        return _CALLS
 
     def _make_client(self, *, sync: bool) -> Any:
         return load_openai_client(self._api_key, self.base_url, self.timeout, sync=sync)

@@ -2,8 +2,9 @@
 
 One sync client per adapter (sync SDK clients are thread-safe and bound to no loop), one
 async client per event loop (an async client's connections belong to the loop that
-opened them). An async client made on `evaluate()`'s private loop is closed with it.
-A client the caller passed in is the caller's: used, never closed.
+opened them). An async client made on a private loop of the sync entry points (an async
+tool evaluating another prompt inside `evaluate()`) is closed with that loop. A client
+the caller passed in is the caller's: used, never closed.
 """
 
 from __future__ import annotations
@@ -14,27 +15,16 @@ import inspect
 import threading
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigurationError
-from .runtime import in_sync_call, on_loop_exit, owns_loop
+from .runtime import on_loop_exit, owns_loop
 
-__all__ = ["ClientPool", "Lease", "close_client"]
-
-
-@dataclass(frozen=True, slots=True)
-class Lease:
-    """The client for one request; `sync` says its calls block (run them off the loop
-    unless `inline` says this task may block)."""
-
-    client: Any
-    sync: bool
-    inline: bool
+__all__ = ["ClientPool", "close_client"]
 
 
 class ClientPool:
-    """Clients for one adapter: `make(sync=...)` builds one (None: no sync client)."""
+    """Clients for one adapter: `make(sync)` builds one."""
 
     def __init__(
         self,
@@ -50,31 +40,30 @@ class ClientPool:
         self._describe = describe
         self._lock = threading.Lock()
         self._sync: Any = None
-        self._no_sync = False
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
 
-    def lease(self) -> Lease:
-        """The client the current task should use (see the module docstring)."""
-        inline = in_sync_call()
+    def get(self, *, blocking: bool) -> tuple[Any, bool]:
+        """(the client for a request, whether it is a sync client). `blocking`: the
+        request runs on a private loop of a sync entry point, which a sync client may
+        block; otherwise the running loop's async client is used."""
         if self._given is not None:
             if not self._given_is_async:
-                return Lease(self._given, sync=True, inline=inline)
-            if inline:
+                return self._given, True
+            if blocking:
                 raise ConfigurationError(
                     f"this adapter was given an async {self._describe} "
                     f"({type(self._given).__name__}); its connections belong to your event "
-                    "loop, so sync evaluate() cannot use it. Call evaluate_async() from that "
-                    "loop, or pass the SDK's sync client instead.",
+                    "loop, so the sync entry points (evaluate, stream) cannot use it. Use "
+                    "evaluate_async() / stream_async() on that loop, or pass the SDK's sync "
+                    "client instead.",
                     option="client",
                 )
-            return Lease(self._given, sync=False, inline=False)
-        if inline and not self._no_sync:
-            client = self._sync_client()
-            if client is not None:
-                return Lease(client, sync=True, inline=True)
-        return Lease(self._async_client(), sync=False, inline=False)
+            return self._given, False
+        if blocking:
+            return self._sync_client(), True
+        return self._async_client(), False
 
     def prepare(self, *, sync: bool) -> None:
         """Make the client a `with` (`sync`) or an `async with` block on the running loop
@@ -91,9 +80,8 @@ class ClientPool:
 
     def _sync_client(self) -> Any:
         with self._lock:
-            if self._sync is None and not self._no_sync:
+            if self._sync is None:
                 self._sync = self._make(True)
-                self._no_sync = self._sync is None
             return self._sync
 
     def _async_client(self) -> Any:
@@ -102,7 +90,7 @@ class ClientPool:
         if client is None:
             client = self._make(False)
             self._async[loop] = client
-            if owns_loop(loop):  # evaluate()'s loop: close the client with it
+            if owns_loop(loop):  # a private loop: close the client with it
 
                 async def close() -> None:
                     self._async.pop(loop, None)

@@ -31,7 +31,7 @@ from .errors import (
 from .limits import Deadline
 from .messages import ToolCall, ToolResultMessage
 from .resources import ResourceScope
-from .runtime import in_sync_call, run_in_thread
+from .runtime import run_in_thread
 from .session import Session, Snapshot, ToolInvoked
 from .telemetry import current_trace
 from .tools import ErrorCode, Tool, ToolContext, ToolResult
@@ -336,18 +336,12 @@ class ToolExecutor:
         """
         if tool.is_async:
             return await self._within_deadline(tool.handler(params, context=context))
-        if self.deadline is None and in_sync_call():
-            # evaluate()'s own task (a single call: parallel calls run in tasks of their
-            # own), no deadline to keep: nothing else waits on this private loop, so the
-            # handler runs inline, without a thread hop.
-            outcome: object = tool.handler(params, context=context)
-        else:
-            # A worker thread, never a loop others wait on; and not the loop's default
-            # executor, where asyncio resolves host names (a stuck tool must not delay
-            # requests). A thread also lets the deadline cut a sync tool short.
-            outcome = await self._within_deadline(
-                run_in_thread(tool.handler, params, context=context)
-            )
+        # A worker thread, never a loop others wait on; and not the loop's default
+        # executor, where asyncio resolves host names (a stuck tool must not delay
+        # requests). A thread also lets the deadline cut a sync tool short.
+        outcome: object = await self._within_deadline(
+            run_in_thread(tool.handler, params, context=context)
+        )
         if inspect.isawaitable(outcome):
             return await self._within_deadline(cast(Any, outcome))
         return outcome

@@ -4,8 +4,8 @@ The loop (`loop.py`) retries through `RetryPolicy` and calls `Runner.request` fo
 attempt; the runner waits for the pacer, bounds the attempt by the deadline (the whole
 exchange, not each socket read), turns a translator's stray exception into the contract,
 and feeds what the answer said about the provider's limits back to the pacer. Written
-once; an adapter gives it only `exchange`, its translated round trip (and
-`stream_exchange`, the same round trip streamed into an `EventSink`).
+once; an adapter gives it its translated round trip (`exchange`, and `stream_exchange`
+into an `EventSink`) and the transport each attempt goes through.
 """
 
 from __future__ import annotations
@@ -20,32 +20,50 @@ from .messages import ModelRequest, ModelResponse
 from .provider_errors import redact_secrets
 from .retry import RetryPolicy
 from .telemetry import current_trace
+from .transport import Transport
 
 if TYPE_CHECKING:  # adapters import the runner: keep that import light
     from .stream_events import EventSink
 
-__all__ = ["Runner"]
+__all__ = ["Exchange", "Runner", "StreamExchange"]
+
+
+Exchange = Callable[[ModelRequest, Transport], Awaitable[ModelResponse]]
+"""The translated round trip over a transport (the adapter's)."""
+StreamExchange = Callable[[ModelRequest, Transport, "EventSink"], Awaitable[ModelResponse]]
+"""The same round trip, streamed into a sink."""
 
 
 class Runner:
-    """What the loop talks to (`wink.core.loop.ModelClient`) for one adapter."""
+    """What the loop talks to (`wink.core.loop.ModelClient`) for one adapter, in one
+    evaluation: `transport(request)` gives the transport each attempt goes through (the
+    entry point chose its kind, see `wink.core.transport`)."""
 
-    __slots__ = ("_exchange", "_name", "_pacer", "_policy", "_secrets", "_stream_exchange")
+    __slots__ = (
+        "_exchange",
+        "_name",
+        "_pacer",
+        "_policy",
+        "_secrets",
+        "_stream_exchange",
+        "_transport",
+    )
 
     def __init__(
         self,
         name: str,
-        exchange: Callable[[ModelRequest], Awaitable[ModelResponse]],
+        exchange: Exchange,
+        stream_exchange: StreamExchange,
+        transport: Callable[[ModelRequest], Transport],
         *,
         pacer: Pacer,
         retry_policy: RetryPolicy,
         secrets: tuple[str, ...],
-        stream_exchange: Callable[[ModelRequest, EventSink], Awaitable[ModelResponse]]
-        | None = None,
     ) -> None:
         self._name = name
         self._exchange = exchange
         self._stream_exchange = stream_exchange
+        self._transport = transport
         self._pacer = pacer
         self._policy = retry_policy
         self._secrets = secrets
@@ -58,18 +76,34 @@ class Runner:
         return cast(dict[str, Any], redact_secrets(payload, self._secrets))
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        return await self._traced(self._exchange, request)
+        exchange = self._exchange
+        return await self._traced(lambda item: exchange(item, self._transport_for(item)), request)
 
     async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse:
         """`request`, streamed: the exchange feeds `sink` as the answer arrives and
         returns the same `ModelResponse` at the end. Pacing, the deadline (over the whole
         stream) and the contract are the same."""
         stream_exchange = self._stream_exchange
-        if stream_exchange is None:
+        return await self._traced(
+            lambda item: stream_exchange(item, self._transport_for(item), sink), request
+        )
+
+    def _transport_for(self, request: ModelRequest) -> Transport:
+        """The transport for this attempt. Failing here, nothing was sent:
+        `phase="request"` (a missing key names its variable; the cause is kept)."""
+        try:
+            return self._transport(request)
+        except WinkError as error:
             raise PromptEvaluationError(
-                f"{self._name} cannot stream", prompt_name=request.prompt_name, phase="request"
-            )
-        return await self._traced(lambda item: stream_exchange(item, sink), request)
+                str(error), prompt_name=request.prompt_name, phase="request"
+            ) from error
+        except Exception as error:  # the SDK refused to build a client
+            raise PromptEvaluationError(
+                f"cannot create the {self._name.partition(':')[0]} client: {type(error).__name__}: "
+                f"{redact_secrets(str(error), self._secrets)}",
+                prompt_name=request.prompt_name,
+                phase="request",
+            ) from error
 
     async def _traced(
         self, exchange: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest

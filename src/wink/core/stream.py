@@ -1,18 +1,16 @@
 """`adapter.stream()` / `adapter.stream_async()`: the one loop, its events yielded.
 
 The evaluation is the same coroutine `evaluate()` runs (`wink.core.loop`), started as a
-task with an event channel as its sink. While a round's body streams, the caller's own
-iteration reads it (`EventChannel.pull`): each `next()` reads a piece and yields its
-events, nothing is handed between tasks per piece, and a caller that stops reading stops
-the reading. Otherwise (the loop's own events, a round with a deadline) the channel is
-lock-step: the producer waits until the caller has taken what it sent. Either way no
-buffer grows without bound. Closing the stream (leaving the `with` block, a
-`break` inside it, an exception, a cancelled task) cancels the evaluation: its HTTP
-response is closed in its `finally`, a tool round cut short is rolled back, and nothing
-is left running.
+task whose sink is a bounded queue (`EventQueue`): it pushes each piece's events as a
+batch, and waits while the caller is `_AHEAD` batches behind, so a body is never read
+faster than the caller takes its events. The caller's iteration pops them. Closing
+the stream (leaving the `with` block, a `break` inside it, an exception, a cancelled
+task) cancels the evaluation: its HTTP response is closed in its `finally`, a tool round
+cut short is rolled back, and nothing is left running.
 
-Sync streams run the evaluation on a private loop stepped by the caller's thread
-(`SteppedLoop`): the loop runs only while `next()` waits for an event.
+A sync stream runs the evaluation on a private loop the caller's `next()` steps
+(`SteppedLoop`), with a queue that holds nothing ahead: the evaluation runs, and its sync
+client may block, only while `next()` waits for the next batch.
 """
 
 from __future__ import annotations
@@ -20,132 +18,92 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Any, Generic, Literal, Self
+from typing import Any, Generic, Self
 
 from .errors import StreamNotFinishedError, WinkError
 from .loop import PromptResponse
-from .messages import ModelResponse
 from .prompt import OutputT
 from .runtime import SteppedLoop
-from .stream_events import AsyncPull, StreamEvent, SyncPull
+from .stream_events import StreamEvent
 
-__all__ = ["AsyncPromptStream", "EventChannel", "PromptStream", "StreamStart"]
+__all__ = ["AsyncPromptStream", "EventQueue", "PromptStream", "StreamStart"]
 
-StreamStart = Callable[["EventChannel"], Coroutine[Any, Any, PromptResponse[OutputT]]]
-"""Starts the evaluation with the channel as its sink (the adapter binds the rest)."""
+StreamStart = Callable[["EventQueue"], Coroutine[Any, Any, PromptResponse[OutputT]]]
+"""Starts the evaluation with the queue as its sink (the adapter binds the rest)."""
+
+_AHEAD = 8  # batches (one per piece of a body) an async stream's evaluation may run ahead
 
 
-class EventChannel:
-    """The events between the evaluation (`put`, `send`) and the caller (`take`, `wait`).
+class EventQueue:
+    """Batches of events from the evaluation (`put`, `send`) to the iteration (`get`).
 
-    `count` is how many events were put so far (the loop compares it before and after
-    an attempt to know whether the caller has seen part of a round).
+    Both sides run on one event loop. `send` waits while more than `ahead` batches are
+    queued; with `ahead=0` (a rendezvous) it waits until the caller comes back for more,
+    so the evaluation runs only while the caller waits: a sync stream's evaluation blocks
+    the thread the caller iterates on. `count` is how many events were queued so far (the
+    loop compares it before and after an attempt to know whether the caller may have seen
+    part of a round); `close()` marks the end, after which `get` drains and returns None.
     """
 
-    __slots__ = ("_items", "_pulled", "_resume", "_source", "_waiter", "count", "pulls")
+    __slots__ = ("_ahead", "_batches", "_closed", "_consumer", "_producer", "count")
 
-    def __init__(self, pulls: Literal["sync", "async"]) -> None:
-        self._items: deque[StreamEvent] = deque()
-        self._waiter: asyncio.Future[None] | None = None  # the caller waits for events
-        self._resume: asyncio.Future[None] | None = None  # the producer waits for the caller
-        self._source: SyncPull | AsyncPull | None = None  # a body the caller reads
-        self._pulled: asyncio.Future[ModelResponse] | None = None
+    def __init__(self, ahead: int) -> None:
+        self._ahead = ahead
+        self._batches: deque[list[StreamEvent]] = deque()
+        self._consumer: asyncio.Future[None] | None = None  # get() waits for a batch
+        self._producer: asyncio.Future[None] | None = None  # send() waits for room
+        self._closed = False
         self.count = 0
-        self.pulls: Literal["sync", "async"] | None = pulls
 
-    # ---- the producer's side (`EventSink`)
-
-    def put(self, events: Iterable[StreamEvent]) -> None:
-        """Queue `events` and wake the caller; never waits."""
-        before = len(self._items)
-        self._items.extend(events)
-        added = len(self._items) - before
-        if added:
-            self.count += added
-            self.wake()
+    def put(self, events: list[StreamEvent]) -> None:
+        """Queue `events` now, whatever the backlog (the loop's own few events)."""
+        if events:
+            self._batches.append(events)
+            self.count += len(events)
+            _wake(self._consumer)
 
     async def send(self, events: list[StreamEvent]) -> None:
-        """Queue `events`, then wait until the caller has taken them all."""
-        if not events:
-            return
+        """Queue `events`, then wait while more than `ahead` batches are queued."""
         self.put(events)
-        resume = asyncio.get_running_loop().create_future()
-        self._resume = resume
-        try:
-            await resume
-        finally:
-            self._resume = None
+        while len(self._batches) > self._ahead:
+            self._producer = asyncio.get_running_loop().create_future()
+            await self._producer
 
-    async def pull(self, source: SyncPull | AsyncPull) -> ModelResponse:
-        """Hand a round's body to the caller's iteration; the round's response once the
-        caller has read it all (or its failure, raised here)."""
-        pulled: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()
-        self._source, self._pulled = source, pulled
-        self.wake()
-        try:
-            return await pulled
-        finally:
-            self._source = self._pulled = None
+    def close(self, *_: object) -> None:
+        """No more batches (a done-callback of the evaluation task)."""
+        self._closed = True
+        _wake(self._consumer)
 
-    # ---- the caller's side
+    async def get(self) -> list[StreamEvent] | None:
+        """The next batch; None once closed and drained."""
+        while not self._batches:
+            if self._closed:
+                return None
+            _wake(self._producer)  # the caller wants more: the evaluation goes on
+            self._consumer = asyncio.get_running_loop().create_future()
+            await self._consumer
+        batch = self._batches.popleft()
+        if self._ahead:
+            _wake(self._producer)
+        return batch
 
-    @property
-    def source(self) -> SyncPull | AsyncPull | None:
-        """The body the caller should read now, if any."""
-        pulled = self._pulled
-        return self._source if pulled is not None and not pulled.done() else None
 
-    def pulled(self, events: list[StreamEvent] | None, source: SyncPull | AsyncPull) -> None:
-        """Record what one `step` of `source` gave: events, or the end of the body."""
-        if events:
-            self._items.extend(events)
-            self.count += len(events)
-        elif events is None:
-            pulled = self._pulled
-            if pulled is not None and not pulled.done():
-                response = source.response
-                assert response is not None  # a finished body has its response
-                pulled.set_result(response)
-
-    def pull_failed(self, error: BaseException) -> None:
-        """The body failed: the evaluation decides (retry, or fail the stream)."""
-        pulled = self._pulled
-        if pulled is not None and not pulled.done():
-            pulled.set_exception(error)
-
-    def take(self) -> StreamEvent | None:
-        """The next queued event, or None."""
-        items = self._items
-        return items.popleft() if items else None
-
-    def waiter(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
-        """A future done when events arrive or `wake` is called (the task ended); the
-        producer, if it waits for the caller, is released."""
-        future = loop.create_future()
-        self._waiter = future
-        resume = self._resume
-        if resume is not None and not resume.done():
-            resume.set_result(None)
-        return future
-
-    def wake(self, *_: object) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
 
 
 class _StreamBase(Generic[OutputT]):
-    """What both forms share: the channel, the task's outcome, `response`."""
+    """What both forms share: the queue, the current batch, the task's outcome."""
 
-    _pulls: Literal["sync", "async"]
+    _ahead: int
 
     def __init__(self, start: StreamStart[OutputT]) -> None:
         self._start = start
-        self._channel = EventChannel(self._pulls)
+        self._queue = EventQueue(self._ahead)
+        self._batch: deque[StreamEvent] = deque()
         self._task: asyncio.Task[PromptResponse[OutputT]] | None = None
         self._response: PromptResponse[OutputT] | None = None
         self._error: WinkError | None = None
@@ -180,12 +138,27 @@ class _StreamBase(Generic[OutputT]):
             raise error
         raise error  # KeyboardInterrupt, SystemExit: not ours to translate
 
+    def _settle(self, task: asyncio.Task[PromptResponse[OutputT]] | None) -> None:
+        """Read a finished task's outcome without raising it (closing is not failing)."""
+        if task is None or not task.done():
+            return
+        if not task.cancelled() and task.exception() is None and self._response is None:
+            self._response = task.result()
+
+    def _begin(self, task: asyncio.Task[PromptResponse[OutputT]]) -> None:
+        task.add_done_callback(self._queue.close)
+        self._task = task
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StreamNotFinishedError("this stream is closed; streams are single use")
+
 
 class AsyncPromptStream(_StreamBase[OutputT]):
     """`async with adapter.stream_async(prompt, session=...) as stream:` then
     `async for event in stream`; `stream.response` after the loop. Single use."""
 
-    _pulls: Literal["sync", "async"] = "async"
+    _ahead = _AHEAD
 
     async def __aenter__(self) -> Self:
         self._open()
@@ -203,57 +176,38 @@ class AsyncPromptStream(_StreamBase[OutputT]):
         return self
 
     async def __anext__(self) -> StreamEvent:
-        task = self._task if self._task is not None else self._open()
-        channel = self._channel
-        while True:
-            event = channel.take()
-            if event is not None:
-                return event
-            try:
-                source = channel.source
-                if source is not None:
-                    await self._read(channel, source)
-                    continue
-                if task.done():
-                    self._outcome(task)
-                    raise StopAsyncIteration
-                await channel.waiter(asyncio.get_running_loop())
-            except asyncio.CancelledError:
-                task.cancel()  # the caller's task is cancelled: stop reading at once
-                raise
-
-    @staticmethod
-    async def _read(channel: EventChannel, source: SyncPull | AsyncPull) -> None:
+        if self._batch:
+            return self._batch.popleft()
+        task = self._open()
         try:
-            events = source.step()
-            if not isinstance(events, list | None):
-                events = await events
-        except Exception as error:
-            channel.pull_failed(error)
-            return
-        channel.pulled(events, source)
+            batch = await self._queue.get()
+        except asyncio.CancelledError:
+            task.cancel()  # the caller's task is cancelled: stop reading at once
+            raise
+        if batch is None:
+            self._outcome(task)
+            raise StopAsyncIteration
+        self._batch.extend(batch)
+        return self._batch.popleft()
 
     async def aclose(self) -> None:
         """Stop the evaluation if it still runs (closing its HTTP stream) and wait for
         it to have stopped. Idempotent."""
         task = self._task
-        if task is None or task.done():
-            self._closed = self._closed or (task is None)
-            if task is not None:
-                self._settle(task)
+        if task is None:
+            self._closed = True
             return
-        self._closed = True
-        task.cancel()
-        await asyncio.wait([task])
+        if not task.done():
+            self._closed = True
+            task.cancel()
+            await asyncio.wait([task])
         self._settle(task)
 
     def _open(self) -> asyncio.Task[PromptResponse[OutputT]]:
-        if self._closed:
-            raise StreamNotFinishedError("this stream is closed; streams are single use")
+        self._check_open()
         if self._task is None:
-            task = asyncio.get_running_loop().create_task(self._start(self._channel))
-            task.add_done_callback(self._channel.wake)
-            self._task = task
+            self._begin(asyncio.get_running_loop().create_task(self._start(self._queue)))
+        assert self._task is not None
         return self._task
 
     def __del__(self) -> None:
@@ -262,17 +216,12 @@ class AsyncPromptStream(_StreamBase[OutputT]):
         if task is not None and not task.done():
             task.cancel()
 
-    def _settle(self, task: asyncio.Task[PromptResponse[OutputT]]) -> None:
-        """Read a finished task's outcome without raising it (closing is not failing)."""
-        if not task.cancelled() and task.exception() is None and self._response is None:
-            self._response = task.result()
-
 
 class PromptStream(_StreamBase[OutputT]):
     """`with adapter.stream(prompt, session=...) as stream:` then `for event in stream`;
     `stream.response` after the loop. Single use."""
 
-    _pulls: Literal["sync", "async"] = "sync"
+    _ahead = 0  # its evaluation runs (and may block) only while `next()` waits
 
     def __init__(self, start: StreamStart[OutputT]) -> None:
         super().__init__(start)
@@ -294,43 +243,30 @@ class PromptStream(_StreamBase[OutputT]):
         return self
 
     def __next__(self) -> StreamEvent:
-        task = self._task if self._task is not None else self._open()
-        channel = self._channel
-        while True:
-            event = channel.take()
-            if event is not None:
-                return event
-            source = channel.source
-            if source is not None:
-                try:
-                    events = source.step()
-                except Exception as error:
-                    channel.pull_failed(error)
-                    continue
-                if isinstance(events, list | None):
-                    channel.pulled(events, source)
-                    continue
-                events.close()  # pragma: no cover - an async body is never given to a sync stream
-            if task.done():
-                try:
-                    self._outcome(task)
-                finally:
-                    self._shut()
-                raise StopIteration
-            stepper = self._stepper
-            assert stepper is not None
-            stepper.run_until(channel.waiter(stepper.loop))
+        if self._batch:
+            return self._batch.popleft()
+        task = self._open()
+        stepper = self._stepper
+        if stepper is None:  # it ended: iterating again yields nothing
+            raise StopIteration
+        batch = stepper.run_until(self._queue.get())
+        if batch is None:
+            try:
+                self._outcome(task)
+            finally:
+                self._shut()
+            raise StopIteration
+        self._batch.extend(batch)
+        return self._batch.popleft()
 
     def close(self) -> None:
         """Stop the evaluation if it still runs (closing its HTTP stream), close the
         clients made for it and its private loop. Idempotent."""
         task = self._task
-        if task is not None and not task.done():
+        if task is None or not task.done():
             self._closed = True
         self._shut()
-        done = task is not None and task.done() and not task.cancelled()
-        if task is not None and done and task.exception() is None and self._response is None:
-            self._response = task.result()
+        self._settle(task)
 
     def __del__(self) -> None:
         """A stream dropped unfinished (a `break` without `with`) is closed here."""
@@ -339,14 +275,11 @@ class PromptStream(_StreamBase[OutputT]):
                 self.close()
 
     def _open(self) -> asyncio.Task[PromptResponse[OutputT]]:
-        if self._closed:
-            raise StreamNotFinishedError("this stream is closed; streams are single use")
+        self._check_open()
         if self._task is None:
-            stepper = SteppedLoop()
-            self._stepper = stepper
-            task = stepper.start(self._start(self._channel))
-            task.add_done_callback(self._channel.wake)
-            self._task = task
+            stepper = self._stepper = SteppedLoop()
+            self._begin(stepper.start(self._start(self._queue)))
+        assert self._task is not None
         return self._task
 
     def _shut(self) -> None:

@@ -12,19 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from .errors import ThrottleError
-from .messages import FinishReason, ModelResponse, Usage
+from .messages import FinishReason, Usage
 from .session import OutputRejected, ToolInvoked
 
 __all__ = [
-    "AsyncPull",
     "EventSink",
     "RoundFinished",
     "RoundRestarted",
     "StreamEvent",
-    "SyncPull",
     "TextDelta",
     "ThinkingDelta",
     "ToolCallReady",
@@ -122,40 +120,16 @@ StreamEvent = (
 """What `adapter.stream()` and `stream_async()` yield (docs/streaming.md)."""
 
 
-class SyncPull(Protocol):
-    """A round's body that the caller's own `next()` reads, a piece per `step`."""
-
-    @property
-    def response(self) -> ModelResponse | None: ...
-
-    def step(self) -> list[StreamEvent] | None:
-        """The next piece's events; None once the round is complete (`response`)."""
-        ...
-
-
-class AsyncPull(Protocol):
-    """`SyncPull` for `async for`."""
-
-    @property
-    def response(self) -> ModelResponse | None: ...
-
-    async def step(self) -> list[StreamEvent] | None: ...
-
-
 class EventSink(Protocol):
-    """Where the loop and a streamed round put events (`wink.core.stream.EventChannel`).
+    """Where the loop and a streamed round put events (`wink.core.stream.EventQueue`).
 
-    `send` queues and waits until the caller has taken them; `put` queues without
-    waiting (for callbacks); `count` is how many events were queued so far. `pulls`
-    says which body the caller's iteration can read itself ("sync", "async" or None):
-    `pull(source)` then hands it the body and returns the round's response once read.
+    `send` queues a batch, waiting while the consumer is that far behind (backpressure:
+    a round's body is not read faster than the caller takes its events); `put` queues
+    without waiting (for callbacks); `count` is how many events were queued so far.
     """
 
     count: int
-    pulls: Literal["sync", "async"] | None
 
     def put(self, events: list[StreamEvent]) -> None: ...
 
     async def send(self, events: list[StreamEvent]) -> None: ...
-
-    async def pull(self, source: SyncPull | AsyncPull) -> ModelResponse: ...

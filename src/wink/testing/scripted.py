@@ -14,6 +14,7 @@ from ..adapters.base import ProviderAdapter, WireRequest
 from ..core.checks import kind_of
 from ..core.errors import InvalidArgumentError, PromptEvaluationError
 from ..core.messages import ModelRequest, ModelResponse, ToolCall, Usage
+from ..core.transport import EncodedRequest, HttpCalls, Transport
 
 __all__ = ["ScriptedAdapter", "call", "final", "tool_turn"]
 
@@ -71,6 +72,25 @@ class _Script:
     requests: list[ModelRequest] = field(default_factory=list[ModelRequest])
 
 
+class _NoCalls:
+    """A scripted adapter sends nothing: its exchange answers from the script."""
+
+    def post(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("a scripted adapter has no wire")  # pragma: no cover
+
+    async def post_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("a scripted adapter has no wire")  # pragma: no cover
+
+    def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("a scripted adapter has no wire")  # pragma: no cover
+
+    async def open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("a scripted adapter has no wire")  # pragma: no cover
+
+
+_NO_CALLS = _NoCalls()
+
+
 class ScriptedAdapter(ProviderAdapter):
     """An adapter whose model is a list of scripted responses, exceptions or callables."""
 
@@ -105,8 +125,10 @@ class ScriptedAdapter(ProviderAdapter):
     def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
         return contextlib.nullcontext()
 
-    async def _exchange(self, request: ModelRequest) -> ModelResponse:
-        self._clients_lease(request)  # the client lifecycle is the real one
+    def _http_calls(self) -> HttpCalls:
+        return _NO_CALLS
+
+    async def _exchange(self, request: ModelRequest, transport: Transport) -> ModelResponse:
         self._script.requests.append(request)
         if not self._script.steps:
             raise PromptEvaluationError(

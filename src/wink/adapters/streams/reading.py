@@ -1,40 +1,24 @@
-"""Reading one streamed round's body: `BodyReader`, and who drives it.
+"""Reading one streamed round's body: SSE -> the wire's decoder -> stream events.
 
-The body is read one of two ways, with the same `BodyReader` and the same outcome:
-
-* pulled by the caller's own iteration (`SyncPieces` / `AsyncPieces`, given to
-  `EventSink.pull`): each `next()` reads the next piece of the body and yields its
-  events, with nothing handed between tasks or threads per piece. Used whenever the
-  round needs no timer of its own (no deadline), which is the common case;
-* pushed by the evaluation (`read_async`, `read_threaded`): each piece's events are
-  sent to the sink; used with a deadline (its timeout must be able to cut a read) and for
-  a caller's sync client under `stream_async` (read on a worker thread).
-
-Events decoded before an error event still reach the caller, then the error is raised.
+One way for every transport: the body's pieces come as an async iterator
+(`wink.core.transport.OpenStream`), each piece's events go to the sink as one batch.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator
 from contextlib import AbstractContextManager
 
 from ...core.errors import ThrottleError, WinkError
 from ...core.messages import ModelResponse
 from ...core.provider_errors import SdkErrors, map_sdk_errors, response_shape_error
-from ...core.runtime import run_in_thread
 from ...core.sse import SSEDecoder
 from ...core.stream_events import EventSink, StreamEvent, UsageReported
 from .base import StreamDecoder
 
-__all__ = [
-    "AsyncPieces",
-    "BodyReader",
-    "SyncPieces",
-    "read_async",
-    "read_errors",
-    "read_threaded",
-]
+__all__ = ["BodyReader", "read_errors", "read_stream"]
 
 
 class BodyReader:
@@ -102,104 +86,21 @@ class BodyReader:
         return failure
 
 
-# --- pulled by the caller's iteration
+# --- reading a body
 
 
-class SyncPieces:
-    """A sync body the caller's `next()` reads (`EventSink.pull`)."""
-
-    __slots__ = ("_pieces", "_prompt", "_reader", "_secrets")
-
-    def __init__(
-        self,
-        pieces: Iterator[bytes],
-        reader: BodyReader,
-        prompt_name: str,
-        secrets: tuple[str, ...],
-    ) -> None:
-        self._pieces = pieces
-        self._reader = reader
-        self._prompt = prompt_name
-        self._secrets = secrets
-
-    @property
-    def response(self) -> ModelResponse | None:
-        return self._reader.response
-
-    def step(self) -> list[StreamEvent] | None:
-        """The events of the next piece (maybe none); None once the round is complete
-        (`response`). Raises the round's failure, mapped to the contract."""
-        reader = self._reader
-        if reader.failure is not None:
-            raise reader.failure
-        if reader.response is not None:
-            return None
-        try:
-            piece = next(self._pieces, None)
-        except Exception:
-            with read_errors(self._prompt, self._secrets):
-                raise
-        return reader.finish() if piece is None else reader.feed(piece)
-
-
-class AsyncPieces:
-    """An async body the caller's `__anext__` reads (`EventSink.pull`)."""
-
-    __slots__ = ("_pieces", "_prompt", "_reader", "_secrets")
-
-    def __init__(
-        self,
-        pieces: AsyncIterator[bytes],
-        reader: BodyReader,
-        prompt_name: str,
-        secrets: tuple[str, ...],
-    ) -> None:
-        self._pieces = pieces
-        self._reader = reader
-        self._prompt = prompt_name
-        self._secrets = secrets
-
-    @property
-    def response(self) -> ModelResponse | None:
-        return self._reader.response
-
-    async def step(self) -> list[StreamEvent] | None:
-        """`SyncPieces.step`, awaiting the read."""
-        reader = self._reader
-        if reader.failure is not None:
-            raise reader.failure
-        if reader.response is not None:
-            return None
-        try:
-            piece = await anext(self._pieces, None)
-        except Exception:
-            with read_errors(self._prompt, self._secrets):
-                raise
-        return reader.finish() if piece is None else reader.feed(piece)
-
-
-# --- pushed by the evaluation
-
-
-async def read_async(
-    pieces: AsyncIterator[bytes], reader: BodyReader, sink: EventSink
+async def read_stream(
+    pieces: AsyncGenerator[bytes], reader: BodyReader, sink: EventSink
 ) -> ModelResponse:
-    """Read an async body, sending each piece's events to `sink`."""
-    async for piece in pieces:
-        await _deliver(reader.feed(piece), reader, sink)
-    return await _end(reader, sink)
-
-
-async def read_threaded(
-    pieces: Iterator[bytes], reader: BodyReader, sink: EventSink
-) -> ModelResponse:
-    """Read a sync body a piece at a time on a worker thread (never blocking a loop)."""
-    while True:
-        piece: bytes | None = await run_in_thread(next, pieces, None)
-        if piece is None:
-            break
-        await _deliver(reader.feed(piece), reader, sink)
-    return await _end(reader, sink)
+    """Read a body, sending each piece's events to `sink`; the round's response at the
+    end. Events decoded before a failure reach the caller first, then it is raised."""
+    async with contextlib.aclosing(pieces):
+        async for piece in pieces:
+            await _deliver(reader.feed(piece), reader, sink)
+    await _deliver(reader.finish(), reader, sink)
+    response = reader.response
+    assert response is not None  # finish() sets one of response and failure
+    return response
 
 
 async def _deliver(events: list[StreamEvent], reader: BodyReader, sink: EventSink) -> None:
@@ -207,13 +108,6 @@ async def _deliver(events: list[StreamEvent], reader: BodyReader, sink: EventSin
         await sink.send(events)
     if reader.failure is not None:
         raise reader.failure
-
-
-async def _end(reader: BodyReader, sink: EventSink) -> ModelResponse:
-    await _deliver(reader.finish(), reader, sink)
-    response = reader.response
-    assert response is not None  # finish() sets one of response and failure
-    return response
 
 
 # --- transport failures while the body is read
