@@ -121,6 +121,7 @@ GOOD: dict[str, Good] = {
     "arguments": lambda _: {"city": "Paris"},
     "at": lambda _: 10.0,
     "attempt": lambda _: 1,
+    "blocking": lambda _: False,
     "body": lambda _: {},
     "call_id": lambda _: "call_1",
     "callback": lambda _: lambda event: None,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from ..core.clients import ClientPool
 from ..core.errors import (
     ConfigurationError,
+    InvalidArgumentError,
     PromptEvaluationError,
     UnsupportedSettingWarning,
 )
@@ -181,6 +182,10 @@ class ProviderAdapter(Evaluator):
         """What serves one evaluation's requests on this adapter (the loop's
         `ModelClient`; `FallbackAdapter` chains these). `blocking`: the evaluation runs
         on a private loop of a sync entry point (see `wink.core.transport`)."""
+        if not isinstance(cast(object, blocking), bool):
+            raise InvalidArgumentError(
+                f"blocking must be True or False, got {blocking!r}", argument="blocking"
+            )
         return Runner(
             self.name,
             self._exchange,
