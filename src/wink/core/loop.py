@@ -502,19 +502,23 @@ def _check_finished(
 ) -> None:
     """Raise when the final turn is no answer at all (cut off, refused, blocked, empty);
     a structured answer is then parsed by `StructuredAnswers`."""
-    raw = client.redact(response.raw) if response.raw is not None else None
     unfinished = _UNFINISHED.get(response.finish_reason)  # "error" too, even with calls
     if unfinished is not None:
-        raise _unfinished(client, response, name, raw, *unfinished)
+        raise _unfinished(client, response, name, _payload(client, response), *unfinished)
     if output_type is None and not response.text:
         raise PromptEvaluationError(
             "the model returned neither text nor tool calls",
             prompt_name=name,
             phase="response",
-            provider_payload=raw,
+            provider_payload=_payload(client, response),
             status_code=_ANSWERED,
             finish_reason=response.finish_reason,
         )
+
+
+def _payload(client: ModelClient, response: ModelResponse) -> dict[str, Any] | None:
+    """The answer as an error shows it, cleaned of secrets (made only for an error)."""
+    return client.redact(response.raw) if response.raw is not None else None
 
 
 def _unfinished(
