@@ -19,7 +19,7 @@ import pytest
 
 import wink
 from wink.cli import main
-from wink.core.errors import DeadlineExceededError, PromptEvaluationError
+from wink.core.foundation.errors import DeadlineExceededError, PromptEvaluationError
 from wink.demo import describe_failure, format_arguments, run_demo
 from wink.testing import Fault
 

@@ -33,13 +33,16 @@ def test_import_wink_loads_only_the_error_tree() -> None:
     # every other name is resolved on first access; the error tree is always there
     code = (
         "import sys, wink\n"
-        "heavy = ('pydantic', 'tenacity', 'httpx', 'asyncio', 'wink.core.loop')\n"
+        "heavy = ('pydantic', 'tenacity', 'httpx', 'asyncio', 'wink.core.agent.loop')\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
         "from wink import Tool, WinkError\n"
         "print(Tool.__module__, WinkError.__module__, 'pydantic' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.splitlines() == ["", "wink.core.tools wink.core.errors True"]
+    assert out.stdout.splitlines() == [
+        "",
+        "wink.core.prompting.tools wink.core.foundation.errors True",
+    ]
 
 
 def test_import_wink_loads_no_provider_sdk() -> None:

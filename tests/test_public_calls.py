@@ -29,7 +29,7 @@ import wink
 import wink.testing
 from tests.helpers.adapters import KEY, MODELS, NO_RETRY
 from wink import WinkError
-from wink.core.resources import ResourceScope
+from wink.core.prompting.resources import ResourceScope
 from wink.testing.scripted import final
 from wink.testing.turns import UsageFields
 

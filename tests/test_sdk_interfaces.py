@@ -45,12 +45,12 @@ OWN_OBJECTS = frozenset(
         # a RedisLimiter's pacer runs its script through the limiter that made it
         "wink/redis_limiter.py: self._limiter._run",
         # ResourceRegistry.merge fills the new registry from both registries' bindings
-        "wink/core/resources.py: incoming._bindings",
-        "wink/core/resources.py: merged._bindings",
+        "wink/core/prompting/resources.py: incoming._bindings",
+        "wink/core/prompting/resources.py: merged._bindings",
         # a child ResourceScope shares its parent's resolution stack
-        "wink/core/resources.py: parent._resolution",
+        "wink/core/prompting/resources.py: parent._resolution",
         # the ResourceScope that owns a binding builds its instance
-        "wink/core/resources.py: owner._resolve",
+        "wink/core/prompting/resources.py: owner._resolve",
         # ...and entering it opens its adapters' clients
         "wink/adapters/fallback.py: adapter._prepare",
     }
@@ -313,7 +313,7 @@ def test_the_checker_flags_private_uses(source: str, flagged: str) -> None:
     [
         "class A:\n    def f(self):\n        return self._x",
         "class A:\n    @classmethod\n    def f(cls):\n        return cls._x",
-        "import wink.core.errors\nwink.core.errors._private",
+        "import wink.core.foundation.errors\nwink.core.errors._private",
         "from ..core import retry\nretry._helper",
         "def _helper(): ...\n_helper._cache",
         "_cache = {}\n_cache._x",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .core.errors import (
+from .core.foundation.errors import (
     AllAdaptersFailedError,
     AllAdaptersThrottledError,
     AuthenticationError,
@@ -51,23 +51,28 @@ from .core.errors import (
 )
 
 if TYPE_CHECKING:
-    from .adapters.anthropic import AnthropicAdapter
     from .adapters.base import ProviderAdapter
     from .adapters.fallback import FallbackAdapter
-    from .adapters.google import GoogleAdapter
-    from .adapters.openai import OpenAIAdapter
-    from .adapters.openai_responses import OpenAIResponsesAdapter
     from .adapters.options import AdapterOptions, ModelSettings, Thinking
     from .adapters.registry import create_adapter
+    from .core.agent.loop import PromptResponse
+    from .core.agent.stream import AsyncPromptStream, PromptStream
+    from .core.foundation.events import (
+        RoundFinished,
+        RoundRestarted,
+        StreamEvent,
+        TextDelta,
+        ThinkingDelta,
+        ToolCallReady,
+        ToolCallStarted,
+        UsageReported,
+    )
+    from .core.foundation.limits import Budget, Deadline
+    from .core.foundation.messages import FinishReason, Usage
     from .core.limiter import InProcessLimiter, Limiter
-    from .core.limits import Budget, Deadline
-    from .core.log import configure_logging
-    from .core.loop import PromptResponse
-    from .core.messages import FinishReason, Usage
-    from .core.prompt import MarkdownSection, Prompt, apply_visibility
-    from .core.resources import ResourceBinding
-    from .core.retry import RetryPolicy
-    from .core.session import (
+    from .core.prompting.prompt import MarkdownSection, Prompt, apply_visibility
+    from .core.prompting.resources import ResourceBinding
+    from .core.prompting.session import (
         AdapterSwitched,
         OutputRejected,
         PromptExecuted,
@@ -79,18 +84,13 @@ if TYPE_CHECKING:
         ThinkingReceived,
         ToolInvoked,
     )
-    from .core.stream import AsyncPromptStream, PromptStream
-    from .core.stream_events import (
-        RoundFinished,
-        RoundRestarted,
-        StreamEvent,
-        TextDelta,
-        ThinkingDelta,
-        ToolCallReady,
-        ToolCallStarted,
-        UsageReported,
-    )
-    from .core.tools import Tool, ToolContext, ToolResult
+    from .core.prompting.tools import Tool, ToolContext, ToolResult
+    from .core.telemetry.log import configure_logging
+    from .core.throttling.retry import RetryPolicy
+    from .providers.anthropic.messages import AnthropicAdapter
+    from .providers.google.generate import GoogleAdapter
+    from .providers.openai.chat import OpenAIAdapter
+    from .providers.openai.responses import OpenAIResponsesAdapter
     from .redis_limiter import RedisLimiter
 
 __version__ = "0.1.0"
@@ -182,52 +182,52 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
-    "AdapterSwitched": "wink.core.session",
+    "AdapterSwitched": "wink.core.prompting.session",
     "FallbackAdapter": "wink.adapters.fallback",
-    "AsyncPromptStream": "wink.core.stream",
-    "PromptStream": "wink.core.stream",
-    "RoundFinished": "wink.core.stream_events",
-    "RoundRestarted": "wink.core.stream_events",
-    "StreamEvent": "wink.core.stream_events",
-    "TextDelta": "wink.core.stream_events",
-    "ThinkingDelta": "wink.core.stream_events",
-    "ToolCallReady": "wink.core.stream_events",
-    "ToolCallStarted": "wink.core.stream_events",
-    "UsageReported": "wink.core.stream_events",
-    "AnthropicAdapter": "wink.adapters.anthropic",
-    "Budget": "wink.core.limits",
-    "Deadline": "wink.core.limits",
-    "GoogleAdapter": "wink.adapters.google",
+    "AsyncPromptStream": "wink.core.agent.stream",
+    "PromptStream": "wink.core.agent.stream",
+    "RoundFinished": "wink.core.foundation.events",
+    "RoundRestarted": "wink.core.foundation.events",
+    "StreamEvent": "wink.core.foundation.events",
+    "TextDelta": "wink.core.foundation.events",
+    "ThinkingDelta": "wink.core.foundation.events",
+    "ToolCallReady": "wink.core.foundation.events",
+    "ToolCallStarted": "wink.core.foundation.events",
+    "UsageReported": "wink.core.foundation.events",
+    "AnthropicAdapter": "wink.providers.anthropic.messages",
+    "Budget": "wink.core.foundation.limits",
+    "Deadline": "wink.core.foundation.limits",
+    "GoogleAdapter": "wink.providers.google.generate",
     "InProcessLimiter": "wink.core.limiter",
     "Limiter": "wink.core.limiter",
-    "MarkdownSection": "wink.core.prompt",
+    "MarkdownSection": "wink.core.prompting.prompt",
     "ModelSettings": "wink.adapters.options",
     "AdapterOptions": "wink.adapters.options",
-    "OpenAIAdapter": "wink.adapters.openai",
-    "OpenAIResponsesAdapter": "wink.adapters.openai_responses",
-    "Prompt": "wink.core.prompt",
-    "OutputRejected": "wink.core.session",
-    "PromptExecuted": "wink.core.session",
-    "PromptFailed": "wink.core.session",
-    "RequestRetried": "wink.core.session",
-    "FinishReason": "wink.core.messages",
-    "PromptRendered": "wink.core.session",
-    "PromptResponse": "wink.core.loop",
+    "OpenAIAdapter": "wink.providers.openai.chat",
+    "OpenAIResponsesAdapter": "wink.providers.openai.responses",
+    "Prompt": "wink.core.prompting.prompt",
+    "OutputRejected": "wink.core.prompting.session",
+    "PromptExecuted": "wink.core.prompting.session",
+    "PromptFailed": "wink.core.prompting.session",
+    "RequestRetried": "wink.core.prompting.session",
+    "FinishReason": "wink.core.foundation.messages",
+    "PromptRendered": "wink.core.prompting.session",
+    "PromptResponse": "wink.core.agent.loop",
     "ProviderAdapter": "wink.adapters.base",
     "RedisLimiter": "wink.redis_limiter",
-    "ResourceBinding": "wink.core.resources",
-    "RetryPolicy": "wink.core.retry",
-    "Session": "wink.core.session",
-    "Snapshot": "wink.core.session",
+    "ResourceBinding": "wink.core.prompting.resources",
+    "RetryPolicy": "wink.core.throttling.retry",
+    "Session": "wink.core.prompting.session",
+    "Snapshot": "wink.core.prompting.session",
     "Thinking": "wink.adapters.options",
-    "ThinkingReceived": "wink.core.session",
-    "Tool": "wink.core.tools",
-    "ToolContext": "wink.core.tools",
-    "ToolInvoked": "wink.core.session",
-    "ToolResult": "wink.core.tools",
-    "Usage": "wink.core.messages",
-    "apply_visibility": "wink.core.prompt",
-    "configure_logging": "wink.core.log",
+    "ThinkingReceived": "wink.core.prompting.session",
+    "Tool": "wink.core.prompting.tools",
+    "ToolContext": "wink.core.prompting.tools",
+    "ToolInvoked": "wink.core.prompting.session",
+    "ToolResult": "wink.core.prompting.tools",
+    "Usage": "wink.core.foundation.messages",
+    "apply_visibility": "wink.core.prompting.prompt",
+    "configure_logging": "wink.core.telemetry.log",
     "create_adapter": "wink.adapters.registry",
 }
 

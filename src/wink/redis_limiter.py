@@ -19,10 +19,10 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .core.checks import kind_of
-from .core.errors import ConfigurationError
+from .core.foundation.checks import kind_of
+from .core.foundation.errors import ConfigurationError
+from .core.foundation.messages import RateLimitInfo
 from .core.limiter import Limiter, check_key
-from .core.messages import RateLimitInfo
 from .core.pacing import (
     _FORGET_AFTER,
     _FORGET_INTERVALS,
@@ -31,7 +31,7 @@ from .core.pacing import (
     _SETTLE,
     RequestPacer,
 )
-from .core.retry import HasRemaining
+from .core.throttling.retry import HasRemaining
 
 __all__ = ["RedisLimiter", "RedisPacer"]
 

@@ -1,4 +1,4 @@
-"""The Anthropic Messages adapter (`wink.adapters.anthropic`): recorded traffic replayed
+"""The Anthropic Messages adapter (`wink.providers.anthropic.messages`): recorded traffic replayed
 through the SDK, the request and response translation, and the error map."""
 
 from __future__ import annotations
@@ -13,15 +13,20 @@ from tests.helpers.prompts import CONVERSATION, WEATHER_SPEC
 from tests.helpers.sdk_errors import exception_classes, mapped, sdk_exception, status_response
 from tests.helpers.wire import HI, failed_round, load_recording, ok, replay, request_error
 from wink import ThrottleError
-from wink.adapters.anthropic import AnthropicAdapter, _build_request, _map_errors, _parse_response
 from wink.adapters.options import ModelSettings
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     ModelRequest,
     OutputSpec,
     ToolCall,
     Usage,
 )
-from wink.core.provider_errors import MalformedResponse
+from wink.core.transport.errors import MalformedResponse
+from wink.providers.anthropic.messages import (
+    AnthropicAdapter,
+    _build_request,
+    _map_errors,
+    _parse_response,
+)
 
 # --- recorded traffic
 

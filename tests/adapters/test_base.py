@@ -31,10 +31,10 @@ from wink import (
     create_adapter,
 )
 from wink.adapters.base import ProviderAdapter
-from wink.core.messages import ModelRequest, ModelResponse, UserMessage
-from wink.core.provider_errors import MalformedResponse
-from wink.core.throttle import NO_RATE_LIMIT_HEADERS, RateLimitHeaders
-from wink.core.transport import EncodedRequest, HttpCalls, WireRequest
+from wink.core.foundation.messages import ModelRequest, ModelResponse, UserMessage
+from wink.core.throttling.headers import NO_RATE_LIMIT_HEADERS, RateLimitHeaders
+from wink.core.transport.errors import MalformedResponse
+from wink.core.transport.http import EncodedRequest, HttpCalls, WireRequest
 from wink.testing import Fault, ProviderEmulator
 
 

@@ -53,7 +53,7 @@ from wink import (
 )
 from wink.adapters.base import ProviderAdapter
 from wink.adapters.fallback import another_adapter_may_help, portable_messages, throttled
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     AssistantMessage,
     ModelResponse,
     ToolCall,

@@ -32,16 +32,7 @@ from wink import (
     WinkError,
 )
 from wink.adapters.base import ModelSettings
-from wink.adapters.google import (
-    DEFAULT_BASE_URL,
-    GeminiErrorAnswer,
-    GoogleAdapter,
-    _build_request,
-    _endpoint,
-    _map_errors,
-    _parse_response,
-)
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     AssistantMessage,
     ModelRequest,
     ModelResponse,
@@ -53,7 +44,16 @@ from wink.core.messages import (
     UserMessage,
     output_tool_spec,
 )
-from wink.core.provider_errors import MalformedResponse
+from wink.core.transport.errors import MalformedResponse
+from wink.providers.google.generate import (
+    DEFAULT_BASE_URL,
+    GeminiErrorAnswer,
+    GoogleAdapter,
+    _build_request,
+    _endpoint,
+    _map_errors,
+    _parse_response,
+)
 from wink.testing import Fault, ProviderEmulator, Turn
 
 MODEL = MODELS["google"]

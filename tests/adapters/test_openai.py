@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions adapter (`wink.adapters.openai`): recorded traffic replayed
+"""The OpenAI Chat Completions adapter (`wink.providers.openai.chat`): recorded traffic replayed
 through the SDK, the request and response translation, and the error map."""
 
 from __future__ import annotations
@@ -15,16 +15,8 @@ from tests.helpers.prompts import CONVERSATION, HELLO, SEARCH_SPEC, WEATHER_SPEC
 from tests.helpers.sdk_errors import exception_classes, mapped, sdk_exception, status_response
 from tests.helpers.wire import HI, load_recording, ok, replay, request_error
 from wink import PromptEvaluationError, Session, ThrottleError, create_adapter
-from wink.adapters.openai import (
-    OpenAIAdapter,
-    _build_request,
-    _parse_response,
-    failure_text,
-    map_openai_errors,
-    strict_schema,
-)
 from wink.adapters.options import ModelSettings
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     AssistantMessage,
     ModelRequest,
     OutputSpec,
@@ -32,7 +24,15 @@ from wink.core.messages import (
     ToolSpec,
     Usage,
 )
-from wink.core.provider_errors import MalformedResponse
+from wink.core.transport.errors import MalformedResponse
+from wink.providers.openai.chat import (
+    OpenAIAdapter,
+    _build_request,
+    _parse_response,
+    failure_text,
+    map_openai_errors,
+    strict_schema,
+)
 from wink.testing import ProviderEmulator, Turn
 
 # --- recorded traffic

@@ -1,4 +1,4 @@
-"""The OpenAI Responses adapter (`wink.adapters.openai_responses`): recorded traffic
+"""The OpenAI Responses adapter (`wink.providers.openai.responses`): recorded traffic
 replayed through the SDK, and the request and response translation."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ import pytest
 
 from tests.helpers.prompts import CONVERSATION, SEARCH_SPEC, WEATHER_SPEC
 from tests.helpers.wire import HI, failed_round, load_recording, ok, replay, request_error
-from wink.adapters.openai_responses import _build_request, _parse_response
 from wink.adapters.options import ModelSettings
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     ModelRequest,
     OutputSpec,
     ToolCall,
     Usage,
 )
-from wink.core.provider_errors import MalformedResponse
+from wink.core.transport.errors import MalformedResponse
+from wink.providers.openai.responses import _build_request, _parse_response
 
 # --- recorded traffic
 

@@ -33,7 +33,7 @@ from wink import (
 )
 from wink.adapters.base import ProviderAdapter
 from wink.adapters.options import settings_from
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     AssistantMessage,
     ModelRequest,
     NativeOutput,

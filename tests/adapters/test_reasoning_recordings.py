@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from wink import PromptEvaluationError, RetryPolicy, create_adapter
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     ModelRequest,
     ModelResponse,
     SystemMessage,

@@ -78,7 +78,7 @@ def test_a_missing_extra_names_the_extra_to_install(monkeypatch: pytest.MonkeyPa
             raise ModuleNotFoundError("No module named 'httpx2'", name="httpx2")
         return real_import(name, *args, **kwargs)
 
-    for module in [m for m in sys.modules if m.startswith("wink.adapters.openai")]:
+    for module in [m for m in sys.modules if m.startswith("wink.providers.openai")]:
         monkeypatch.delitem(sys.modules, module)
     monkeypatch.setattr(builtins, "__import__", no_httpx2)
     with pytest.raises(ConfigurationError, match=r"wink\[openai\]"):

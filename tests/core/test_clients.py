@@ -1,5 +1,6 @@
-"""The client pool (`wink.core.clients`): one sync client per adapter, one async client per
-event loop, closed with `evaluate()`'s private loop; a caller's client used, never closed.
+"""The client pool (`wink.core.transport.clients`): one sync client per adapter, one async
+client per event loop, closed with `evaluate()`'s private loop; a caller's client used,
+never closed.
 
 First the pool alone, with stand-in clients; then through adapters and the real SDKs.
 """
@@ -20,8 +21,8 @@ from wink import (
     Session,
     create_adapter,
 )
-from wink.core.clients import ClientPool, close_client
-from wink.core.runtime import run_sync
+from wink.core.foundation.runtime import run_sync
+from wink.core.transport.clients import ClientPool, close_client
 from wink.testing import Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, final
 

@@ -12,8 +12,8 @@ from typing import Any, get_args
 import pytest
 
 import wink
-from wink.core import errors
-from wink.core.errors import (
+from wink.core.foundation import errors
+from wink.core.foundation.errors import (
     CircularDependencyError,
     PromptEvaluationError,
     PromptValidationError,

@@ -34,10 +34,10 @@ from wink import (
     ToolResult,
     ToolValidationError,
 )
-from wink.core.executor import ToolExecutor, render_tool_result, wire_safe_call
-from wink.core.limits import Deadline
-from wink.core.messages import ToolCall
-from wink.core.resources import ResourceRegistry
+from wink.core.agent.executor import ToolExecutor, render_tool_result, wire_safe_call
+from wink.core.foundation.limits import Deadline
+from wink.core.foundation.messages import ToolCall
+from wink.core.prompting.resources import ResourceRegistry
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
 
 

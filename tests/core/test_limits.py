@@ -1,4 +1,4 @@
-"""Deadlines and budgets (`wink.core.limits`): the two limits an evaluation checks before
+"""Deadlines and budgets (`wink.core.foundation.limits`): the two limits an evaluation checks before
 every step."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from wink import (
     PromptEvaluationError,
     Usage,
 )
-from wink.core.limits import BudgetTracker
+from wink.core.foundation.limits import BudgetTracker
 
 # --- Deadline
 

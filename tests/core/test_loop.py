@@ -31,7 +31,7 @@ from wink import (
     Usage,
     WinkError,
 )
-from wink.core.messages import ModelRequest, ModelResponse, ToolResultMessage
+from wink.core.foundation.messages import ModelRequest, ModelResponse, ToolResultMessage
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
 
 

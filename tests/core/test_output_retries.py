@@ -19,7 +19,12 @@ from wink import (
     Session,
     ToolInvoked,
 )
-from wink.core.messages import AssistantMessage, ModelRequest, ToolResultMessage, UserMessage
+from wink.core.foundation.messages import (
+    AssistantMessage,
+    ModelRequest,
+    ToolResultMessage,
+    UserMessage,
+)
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
 
 WARM = {"city": "Paris", "degrees": "warm"}

@@ -20,12 +20,13 @@ from tests.helpers.throttling import (
     virtual_time_loop,
 )
 from tests.helpers.wire import load_recording
-from wink.adapters import anthropic, openai
-from wink.core.errors import ThrottleDetails, ThrottleError
-from wink.core.messages import RateLimitInfo
+from wink.core.foundation.errors import ThrottleDetails, ThrottleError
+from wink.core.foundation.messages import RateLimitInfo
 from wink.core.pacing import RequestPacer
-from wink.core.retry import RetryPolicy
-from wink.core.throttle import rate_limit_info_from_headers, retry_after_from_headers
+from wink.core.throttling.headers import rate_limit_info_from_headers, retry_after_from_headers
+from wink.core.throttling.retry import RetryPolicy
+from wink.providers.anthropic import messages as anthropic
+from wink.providers.openai import chat as openai
 from wink.testing import Fault, RateLimit
 from wink.testing.ratelimit import TokenBucket
 from wink.testing.wire.base import retry_headers

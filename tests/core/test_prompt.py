@@ -12,15 +12,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from wink.core.errors import (
+from wink.core.foundation.errors import (
     DuplicateBindingError,
     PromptError,
     PromptRenderError,
     PromptValidationError,
     VisibilityExpansionRequired,
 )
-from wink.core.messages import OutputSpec
-from wink.core.prompt import (
+from wink.core.foundation.messages import OutputSpec
+from wink.core.prompting.prompt import (
     OPEN_SECTIONS_TOOL,
     MarkdownSection,
     OpenSectionsParams,
@@ -31,9 +31,9 @@ from wink.core.prompt import (
     parse_output,
     reduce_visibility,
 )
-from wink.core.resources import ResourceBinding, ResourceScope
-from wink.core.session import Session
-from wink.core.tools import Tool, ToolContext, ToolResult
+from wink.core.prompting.resources import ResourceBinding, ResourceScope
+from wink.core.prompting.session import Session
+from wink.core.prompting.tools import Tool, ToolContext, ToolResult
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import pytest
 from tests.helpers.adapters import KEY, NO_RETRY
 from tests.helpers.prompts import HELLO
 from wink import RetryPolicy, Session, WinkError, create_adapter
-from wink.core.errors import (
+from wink.core.foundation.errors import (
     AuthenticationError,
     BadRequestError,
     ContentFilteredError,
@@ -27,7 +27,7 @@ from wink.core.errors import (
     PromptEvaluationError,
     ThrottleError,
 )
-from wink.core.provider_errors import (
+from wink.core.transport.errors import (
     StatusFacts,
     connection_error,
     error_from_facts,

@@ -20,11 +20,11 @@ from wink import (
     ToolResult,
     ToolValidationError,
 )
-from wink.adapters.openai import strict_schema
-from wink.core.executor import render_tool_result
-from wink.core.messages import ToolResultMessage
-from wink.core.prompt import parse_output
-from wink.core.tools import inline_schema_refs
+from wink.core.agent.executor import render_tool_result
+from wink.core.foundation.messages import ToolResultMessage
+from wink.core.prompting.prompt import parse_output
+from wink.core.prompting.tools import inline_schema_refs
+from wink.providers.openai.chat import strict_schema
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
 
 

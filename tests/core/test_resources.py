@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wink.core.errors import (
+from wink.core.foundation.errors import (
     CircularDependencyError,
     DuplicateBindingError,
     ProviderError,
@@ -22,7 +22,7 @@ from wink.core.errors import (
     UnboundResourceError,
     WinkError,
 )
-from wink.core.resources import ResourceBinding, ResourceRegistry, ResourceScope
+from wink.core.prompting.resources import ResourceBinding, ResourceRegistry, ResourceScope
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""The runner (`wink.core.runner`): one provider request under the adapter's pacing and
+"""The runner (`wink.core.transport.runner`): one provider request under the adapter's pacing and
 the deadline, a translator's stray exception turned into the contract, and what the
 answer says about the provider's limits fed back to the pacer.
 
@@ -28,9 +28,9 @@ from wink import (
     ThrottleError,
     create_adapter,
 )
-from wink.core.messages import ModelRequest, ModelResponse, RateLimitInfo, UserMessage
+from wink.core.foundation.messages import ModelRequest, ModelResponse, RateLimitInfo, UserMessage
 from wink.core.pacing import RequestPacer
-from wink.core.runner import Runner
+from wink.core.transport.runner import Runner
 from wink.testing import Fault, ProviderEmulator
 from wink.testing.scripted import ScriptedAdapter
 

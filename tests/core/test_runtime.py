@@ -1,5 +1,6 @@
-"""The sync/async bridge (`wink.core.runtime`): a private loop per sync call, nothing left
-open per thread or loop, clean tracebacks; through real adapters and SDKs where it matters.
+"""The sync/async bridge (`wink.core.foundation.runtime`): a private loop per sync call,
+nothing left open per thread or loop, clean tracebacks; through real adapters and SDKs
+where it matters.
 The client pool and the runner have test_clients.py and test_runner.py."""
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from wink import (
     ToolContext,
     ToolResult,
 )
-from wink.core.runtime import run_in_thread, run_sync
+from wink.core.foundation.runtime import run_in_thread, run_sync
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, final
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from wink.core.sse import SSEDecoder
+from wink.core.transport.sse import SSEDecoder
 
 BODY = (
     "event: message_start\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from wink.core.runtime import SteppedLoop
+from wink.core.foundation.runtime import SteppedLoop
 
 
 async def forever(started: threading.Event) -> None:

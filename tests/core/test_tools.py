@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from wink import PromptValidationError, Session, Tool, ToolContext, ToolResult
-from wink.core.executor import ToolExecutor
-from wink.core.messages import ToolCall
-from wink.core.resources import ResourceRegistry
+from wink.core.agent.executor import ToolExecutor
+from wink.core.foundation.messages import ToolCall
+from wink.core.prompting.resources import ResourceRegistry
 
 
 @dataclass(frozen=True)

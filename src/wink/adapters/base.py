@@ -2,12 +2,12 @@
 
 Three seams, as the design asks:
 
-* how a client is obtained and closed: `wink.core.clients.ClientPool`, fed by the
+* how a client is obtained and closed: `wink.core.transport.clients.ClientPool`, fed by the
   provider's `_make_client`;
 * the translator, in the provider's file: `_build_request` (neutral -> wire body),
   `_parse_response` (wire -> neutral) and `_map_errors` (SDK exceptions -> the contract);
-* the runner: the loop (`wink.core.loop`), one request under pacing and the deadline
-  (`wink.core.runner`), and the sync bridge (`wink.core.runtime`).
+* the runner: the loop (`wink.core.agent.loop`), one request under pacing and the deadline
+  (`wink.core.transport.runner`), and the sync bridge (`wink.core.foundation.runtime`).
 
 `ProviderAdapter` itself holds the caller's options and the public entry points.
 """
@@ -24,25 +24,24 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from ..core.clients import ClientPool
-from ..core.errors import (
+from ..core.foundation.errors import (
     ConfigurationError,
     InvalidArgumentError,
     PromptEvaluationError,
     UnsupportedSettingWarning,
 )
+from ..core.foundation.events import EventSink
+from ..core.foundation.messages import ModelRequest, ModelResponse
 from ..core.limiter import InProcessLimiter, Limiter
-from ..core.messages import ModelRequest, ModelResponse
-from ..core.provider_errors import response_shape_error
-from ..core.retry import RetryPolicy
-from ..core.runner import Runner
-from ..core.stream_events import EventSink
-from ..core.throttle import (
+from ..core.throttling.headers import (
     NO_RATE_LIMIT_HEADERS,
     RateLimitHeaders,
     rate_limit_info_from_headers,
 )
-from ..core.transport import (
+from ..core.throttling.retry import RetryPolicy
+from ..core.transport.clients import ClientPool
+from ..core.transport.errors import response_shape_error
+from ..core.transport.http import (
     AsyncTransport,
     EncodedRequest,
     HttpCalls,
@@ -50,6 +49,7 @@ from ..core.transport import (
     Transport,
     WireRequest,
 )
+from ..core.transport.runner import Runner
 from .evaluator import Evaluator
 from .options import (
     AdapterOptions,
@@ -66,9 +66,9 @@ from .options import (
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
     # costs little more than importing its SDK
-    from ..core.loop import LoopSettings
-    from ..core.session import Session
-    from .streams.base import StreamFormat
+    from ..core.agent.loop import LoopSettings
+    from ..core.prompting.session import Session
+    from ..core.transport.decoding import StreamFormat
 
 __all__ = [
     "AdapterOptions",
@@ -79,8 +79,8 @@ __all__ = [
     "WireRequest",
 ]
 
-_DEFAULT_MAX_ROUNDS = 50  # = wink.core.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
-_DEFAULT_MAX_OUTPUT_RETRIES = 2  # = wink.core.answers.DEFAULT_MAX_OUTPUT_RETRIES
+_DEFAULT_MAX_ROUNDS = 50  # = wink.core.agent.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
+_DEFAULT_MAX_OUTPUT_RETRIES = 2  # = wink.core.agent.answers.DEFAULT_MAX_OUTPUT_RETRIES
 
 
 class ProviderAdapter(Evaluator):
@@ -181,7 +181,7 @@ class ProviderAdapter(Evaluator):
     def model_client(self, *, blocking: bool) -> Runner:
         """What serves one evaluation's requests on this adapter (the loop's
         `ModelClient`; `FallbackAdapter` chains these). `blocking`: the evaluation runs
-        on a private loop of a sync entry point (see `wink.core.transport`)."""
+        on a private loop of a sync entry point (see `wink.core.transport.http`)."""
         if not isinstance(cast(object, blocking), bool):
             raise InvalidArgumentError(
                 f"blocking must be True or False, got {blocking!r}", argument="blocking"
@@ -198,8 +198,8 @@ class ProviderAdapter(Evaluator):
 
     def loop_settings(self) -> LoopSettings:
         """How the loop runs an evaluation on this adapter (a call may override some)."""
-        from ..core.loop import LoopSettings
-        from ..core.telemetry import telemetry_for
+        from ..core.agent.loop import LoopSettings
+        from ..core.telemetry.spans import telemetry_for
 
         return LoopSettings(
             retry_policy=self.retry_policy,
@@ -248,9 +248,9 @@ class ProviderAdapter(Evaluator):
         """`_exchange`, streamed: the body is read as it arrives, through the wire
         format's decoder into `sink`, and closed whatever happens (cancellation too).
         An adapter with no streaming wire sends its whole answer as events."""
-        from .streams import stream_format
-        from .streams.base import events_of
-        from .streams.reading import BodyReader, read_errors, read_stream
+        from ..core.transport.decoding import events_of
+        from ..core.transport.reading import BodyReader, read_errors, read_stream
+        from ..providers.streams import stream_format
 
         streamed = stream_format(self.provider)
         if streamed is None:

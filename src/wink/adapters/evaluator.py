@@ -1,7 +1,7 @@
 """`Evaluator`: the public entry points every adapter shares, written once.
 
 `evaluate`, `evaluate_async`, `stream` and `stream_async` all run one coroutine
-(`_evaluation`, which runs `wink.core.loop.run_evaluation`): the async forms on the
+(`_evaluation`, which runs `wink.core.agent.loop.run_evaluation`): the async forms on the
 caller's loop, `evaluate` through `run_sync`, a stream as a task feeding its queue. An
 adapter says only what serves its rounds and with which loop settings (`_plan`), and how
 it closes. `ProviderAdapter` serves them with its own runner, `FallbackAdapter` with a
@@ -15,15 +15,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self
 
-from ..core.runtime import run_sync
+from ..core.foundation.runtime import run_sync
 from .options import check_arguments
 
 if TYPE_CHECKING:
-    from ..core.limits import Budget, Deadline
-    from ..core.loop import LoopSettings, ModelClient, PromptResponse
-    from ..core.prompt import OutputT, Prompt
-    from ..core.session import Session
-    from ..core.stream import AsyncPromptStream, EventQueue, PromptStream
+    from ..core.agent.loop import LoopSettings, ModelClient, PromptResponse
+    from ..core.agent.stream import AsyncPromptStream, EventQueue, PromptStream
+    from ..core.foundation.limits import Budget, Deadline
+    from ..core.prompting.prompt import OutputT, Prompt
+    from ..core.prompting.session import Session
 
 __all__ = ["Call", "Evaluator"]
 
@@ -137,7 +137,7 @@ class Evaluator(ABC):
         """`evaluate`, streamed: `with adapter.stream(...) as stream: for event in stream`,
         then `stream.response`. Same arguments, same loop, same contract; the iteration
         raises only `WinkError` (docs/streaming.md)."""
-        from ..core.stream import PromptStream
+        from ..core.agent.stream import PromptStream
 
         call = Call.of(
             prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
@@ -157,7 +157,7 @@ class Evaluator(ABC):
     ) -> AsyncPromptStream[OutputT]:
         """`evaluate_async`, streamed: `async with adapter.stream_async(...) as stream:
         async for event in stream`, then `stream.response`."""
-        from ..core.stream import AsyncPromptStream
+        from ..core.agent.stream import AsyncPromptStream
 
         call = Call.of(
             prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
@@ -175,8 +175,8 @@ class Evaluator(ABC):
         sink: EventQueue | None = None,
     ) -> PromptResponse[OutputT]:
         """The one evaluation coroutine every entry point runs."""
-        from ..core.loop import run_evaluation
-        from ..core.session import Session
+        from ..core.agent.loop import run_evaluation
+        from ..core.prompting.session import Session
 
         session = call.session if call.session is not None else Session()
         client, settings = self._plan(session, blocking=blocking)
@@ -222,4 +222,4 @@ class Evaluator(ABC):
 def _load_the_loop() -> None:
     """Import the evaluation loop now: `import wink` leaves it to the first evaluation, and
     a block that enters an adapter wants that one to go out without the wait."""
-    importlib.import_module("wink.core.loop")
+    importlib.import_module("wink.core.agent.loop")

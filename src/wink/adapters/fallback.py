@@ -1,6 +1,6 @@
 """`FallbackAdapter`: one evaluation over several adapters, moving on when one fails over.
 
-The loop (`wink.core.loop`) runs once. Its model client here sends each round's request
+The loop (`wink.core.agent.loop`) runs once. Its model client here sends each round's request
 to the current adapter's runner, under that adapter's own `RetryPolicy`; when the
 adapter gives up with a failure `fallback_on` accepts, the same request goes to the next
 adapter. The tools already run stay run, so none runs twice, and the next provider gets
@@ -19,7 +19,8 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core.errors import (
+from ..core.agent.loop import LoopSettings, publish, record_retry
+from ..core.foundation.errors import (
     AllAdaptersFailedError,
     AllAdaptersThrottledError,
     AuthenticationError,
@@ -34,8 +35,8 @@ from ..core.errors import (
     ThrottleError,
     WinkError,
 )
-from ..core.loop import LoopSettings, publish, record_retry
-from ..core.messages import (
+from ..core.foundation.events import RoundRestarted
+from ..core.foundation.messages import (
     AssistantMessage,
     Message,
     ModelRequest,
@@ -43,17 +44,16 @@ from ..core.messages import (
     ToolCall,
     ToolResultMessage,
 )
-from ..core.retry import RetryPolicy
-from ..core.runner import Runner
-from ..core.session import AdapterSwitched, Session
-from ..core.stream_events import RoundRestarted
-from ..core.telemetry import telemetry_for
+from ..core.prompting.session import AdapterSwitched, Session
+from ..core.telemetry.spans import telemetry_for
+from ..core.throttling.retry import RetryPolicy
+from ..core.transport.runner import Runner
 from .base import ProviderAdapter
 from .evaluator import Evaluator
 from .options import telemetry_option
 
 if TYPE_CHECKING:
-    from ..core.stream_events import EventSink
+    from ..core.foundation.events import EventSink
 
 __all__ = [
     "FallbackAdapter",
@@ -247,7 +247,7 @@ class FallbackAdapter(Evaluator):
 
 
 class _Chain:
-    """The model client of one evaluation (`wink.core.loop.ModelClient`): the current
+    """The model client of one evaluation (`wink.core.agent.loop.ModelClient`): the current
     adapter serves each round until it fails over; its name is the serving adapter's."""
 
     def __init__(

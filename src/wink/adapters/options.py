@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, get_args
 from urllib.parse import urlsplit
 
-from ..core.errors import ConfigurationError, InvalidArgumentError
+from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
 from ..core.limiter import Limiter
-from ..core.retry import RetryPolicy
+from ..core.throttling.retry import RetryPolicy
 
 if TYPE_CHECKING:
-    from ..core.telemetry import Telemetry
+    from ..core.telemetry.spans import Telemetry
 
 __all__ = [
     "AdapterOptions",
@@ -222,9 +222,9 @@ def check_arguments(
     max_output_retries: object = None,
 ) -> None:
     """Wrong types fail here, at the call, before anything is rendered or sent."""
-    from ..core.limits import Budget, Deadline
-    from ..core.prompt import Prompt
-    from ..core.session import Session
+    from ..core.foundation.limits import Budget, Deadline
+    from ..core.prompting.prompt import Prompt
+    from ..core.prompting.session import Session
 
     if not isinstance(prompt, Prompt):
         hint = " (wrap text in a Prompt with a MarkdownSection)" if isinstance(prompt, str) else ""
@@ -301,7 +301,7 @@ def telemetry_option(tracer_provider: object) -> Telemetry | None:
             f"got {type(tracer_provider).__name__}",
             option="tracer_provider",
         )
-    from ..core.telemetry import Telemetry
+    from ..core.telemetry.spans import Telemetry
 
     return Telemetry(tracer_provider)
 

@@ -6,7 +6,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core.errors import ConfigurationError
+from ..core.foundation.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -30,28 +30,28 @@ class ProviderInfo:
 # Imported only when asked for, so `import wink` never pulls in an SDK.
 PROVIDERS: dict[str, ProviderInfo] = {
     "openai": ProviderInfo(
-        "wink.adapters.openai",
+        "wink.providers.openai.chat",
         "OpenAIAdapter",
         "openai",
         ("OPENAI_API_KEY",),
         "Chat Completions (and OpenAI-compatible servers via base_url=)",
     ),
     "openai-responses": ProviderInfo(
-        "wink.adapters.openai_responses",
+        "wink.providers.openai.responses",
         "OpenAIResponsesAdapter",
         "openai",
         ("OPENAI_API_KEY",),
         "the Responses API",
     ),
     "anthropic": ProviderInfo(
-        "wink.adapters.anthropic",
+        "wink.providers.anthropic.messages",
         "AnthropicAdapter",
         "anthropic",
         ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
         "the Messages API",
     ),
     "google": ProviderInfo(
-        "wink.adapters.google",
+        "wink.providers.google.generate",
         "GoogleAdapter",
         "google",
         ("GOOGLE_API_KEY", "GEMINI_API_KEY"),

@@ -12,10 +12,10 @@ from abc import ABC, abstractmethod
 from datetime import timedelta
 from typing import Protocol
 
-from .errors import ConfigurationError
-from .messages import RateLimitInfo
+from .foundation.errors import ConfigurationError
+from .foundation.messages import RateLimitInfo
 from .pacing import RequestPacer
-from .retry import HasRemaining
+from .throttling.retry import HasRemaining
 
 __all__ = ["InProcessLimiter", "Limiter", "Pacer", "check_key"]
 

@@ -17,8 +17,8 @@ from datetime import timedelta
 from typing import Literal, cast
 
 from .cold_start import ColdStart
-from .messages import RateLimitInfo
-from .retry import HasRemaining
+from .foundation.messages import RateLimitInfo
+from .throttling.retry import HasRemaining
 
 __all__ = ["PaceOp", "RequestPacer", "as_seconds"]
 

@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Self
 
-from ..core.checks import a_mapping, a_number, a_whole_number, an_instance
-from ..core.errors import ConfigurationError
+from ..core.foundation.checks import a_mapping, a_number, a_whole_number, an_instance
+from ..core.foundation.errors import ConfigurationError
 from .asgi import ASGIApp, make_asgi_app
 from .faults import Fault, RateLimit
 from .formats import IdSource, as_object

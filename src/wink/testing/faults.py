@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from ..core.checks import a_mapping, a_number, a_whole_number
-from ..core.errors import ConfigurationError, InvalidArgumentError
+from ..core.foundation.checks import a_mapping, a_number, a_whole_number
+from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
 
 __all__ = ["Fault", "FaultKind", "HeaderStyle", "RateLimit", "StreamErrorKind"]
 

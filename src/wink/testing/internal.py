@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..core.errors import WinkError
+from ..core.foundation.errors import WinkError
 from .records import Provider
 from .scripting import ScriptFailure
 from .server import Reply

@@ -27,8 +27,8 @@ from typing import (
     get_type_hints,
 )
 
-from ..core.checks import an_instance, kind_of
-from ..core.errors import ConfigurationError, InvalidArgumentError
+from ..core.foundation.checks import an_instance, kind_of
+from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
 from .faults import Fault, FaultKind, RateLimit
 from .scripting import ScriptItem, checked_items, script_items
 from .turns import EmulatedThinking, EmulatedToolCall, Finish, Turn, UsageFields

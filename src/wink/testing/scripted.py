@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ..adapters.base import ProviderAdapter, WireRequest
-from ..core.checks import kind_of
-from ..core.errors import InvalidArgumentError, PromptEvaluationError
-from ..core.messages import ModelRequest, ModelResponse, ToolCall, Usage
-from ..core.transport import EncodedRequest, HttpCalls, Transport
+from ..core.foundation.checks import kind_of
+from ..core.foundation.errors import InvalidArgumentError, PromptEvaluationError
+from ..core.foundation.messages import ModelRequest, ModelResponse, ToolCall, Usage
+from ..core.transport.http import EncodedRequest, HttpCalls, Transport
 
 __all__ = ["ScriptedAdapter", "call", "final", "tool_turn"]
 

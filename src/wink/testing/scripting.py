@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import cast
 
-from ..core.checks import kind_of
-from ..core.errors import InvalidArgumentError
+from ..core.foundation.checks import kind_of
+from ..core.foundation.errors import InvalidArgumentError
 from .faults import Fault
 from .records import EmulatedRequest
 from .turns import Turn

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
-from ..core.checks import a_number, a_whole_number
+from ..core.foundation.checks import a_number, a_whole_number
 from .faults import Fault
 from .formats import dump
 from .records import Provider

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, Unpack, cast
 
-from ..core.checks import kind_of
-from ..core.errors import ConfigurationError, InvalidArgumentError
+from ..core.foundation.checks import kind_of
+from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
 
 __all__ = [
     "EmulatedThinking",

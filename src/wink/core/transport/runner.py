@@ -1,0 +1,176 @@
+"""The runner: one provider request under the adapter's pacing and the deadline.
+
+The loop (`loop.py`) retries through `RetryPolicy` and calls `Runner.request` for each
+attempt; the runner waits for the pacer, bounds the attempt by the deadline (the whole
+exchange, not each socket read), turns a translator's stray exception into the contract,
+and feeds what the answer said about the provider's limits back to the pacer. Written
+once; an adapter gives it its translated round trip (`exchange`, and `stream_exchange`
+into an `EventSink`) and the transport each attempt goes through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from ..foundation.errors import (
+    DeadlineExceededError,
+    PromptEvaluationError,
+    ThrottleError,
+    WinkError,
+)
+from ..foundation.messages import ModelRequest, ModelResponse
+from ..limiter import Pacer
+from ..telemetry.spans import current_trace
+from ..throttling.retry import RetryPolicy
+from .errors import redact_secrets
+from .http import Transport
+
+if TYPE_CHECKING:  # adapters import the runner: keep that import light
+    from ..foundation.events import EventSink
+
+__all__ = ["Exchange", "Runner", "StreamExchange"]
+
+
+Exchange = Callable[[ModelRequest, Transport], Awaitable[ModelResponse]]
+"""The translated round trip over a transport (the adapter's)."""
+StreamExchange = Callable[[ModelRequest, Transport, "EventSink"], Awaitable[ModelResponse]]
+"""The same round trip, streamed into a sink."""
+
+
+class Runner:
+    """What the loop talks to (`wink.core.agent.loop.ModelClient`) for one adapter, in one
+    evaluation: `transport(request)` gives the transport each attempt goes through (the
+    entry point chose its kind, see `wink.core.transport.http`)."""
+
+    __slots__ = (
+        "_exchange",
+        "_name",
+        "_pacer",
+        "_policy",
+        "_secrets",
+        "_stream_exchange",
+        "_transport",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        exchange: Exchange,
+        stream_exchange: StreamExchange,
+        transport: Callable[[ModelRequest], Transport],
+        *,
+        pacer: Pacer,
+        retry_policy: RetryPolicy,
+        secrets: tuple[str, ...],
+    ) -> None:
+        self._name = name
+        self._exchange = exchange
+        self._stream_exchange = stream_exchange
+        self._transport = transport
+        self._pacer = pacer
+        self._policy = retry_policy
+        self._secrets = secrets
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        return cast(dict[str, Any], redact_secrets(payload, self._secrets))
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        exchange = self._exchange
+        return await self._traced(lambda item: exchange(item, self._transport_for(item)), request)
+
+    async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse:
+        """`request`, streamed: the exchange feeds `sink` as the answer arrives and
+        returns the same `ModelResponse` at the end. Pacing, the deadline (over the whole
+        stream) and the contract are the same."""
+        stream_exchange = self._stream_exchange
+        return await self._traced(
+            lambda item: stream_exchange(item, self._transport_for(item), sink), request
+        )
+
+    def _transport_for(self, request: ModelRequest) -> Transport:
+        """The transport for this attempt. Failing here, nothing was sent:
+        `phase="request"` (a missing key names its variable; the cause is kept)."""
+        try:
+            return self._transport(request)
+        except WinkError as error:
+            raise PromptEvaluationError(
+                str(error), prompt_name=request.prompt_name, phase="request"
+            ) from error
+        except Exception as error:  # the SDK refused to build a client
+            raise PromptEvaluationError(
+                f"cannot create the {self._name.partition(':')[0]} client: {type(error).__name__}: "
+                f"{redact_secrets(str(error), self._secrets)}",
+                prompt_name=request.prompt_name,
+                phase="request",
+            ) from error
+
+    async def _traced(
+        self, exchange: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
+    ) -> ModelResponse:
+        trace = current_trace()
+        if trace is None:
+            return await self._run(exchange, request)
+        attempt = trace.start_attempt(self._name, request)  # one span per attempt
+        try:
+            response = await self._run(exchange, request)
+        except BaseException as error:
+            trace.failed(attempt, error)
+            raise
+        trace.answered(attempt, response)
+        return response
+
+    async def _run(
+        self, exchange: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
+    ) -> ModelResponse:
+        pacer = self._pacer
+        deadline = request.deadline
+        if not pacer.idle and not await pacer.acquire(deadline):
+            raise DeadlineExceededError(
+                "the provider's throttle window outlasts the deadline; request not sent",
+                prompt_name=request.prompt_name,
+            )
+        try:
+            if deadline is None:
+                response = await exchange(request)
+            else:
+                response = await self._bounded(exchange, request, deadline.remaining())
+        except ThrottleError as error:
+            if error.details.kind == "rate_limit":
+                # One bad `retry-after: 86400` must not stall every request of the adapter
+                # longer than the policy itself would ever wait.
+                await pacer.on_throttle(self._policy.cap_wait(error.details.retry_after_seconds))
+            raise
+        except WinkError:
+            raise
+        except Exception as error:  # a translator bug must still honour the contract
+            raise PromptEvaluationError(
+                f"could not process the provider's answer: {type(error).__name__}: {error}",
+                prompt_name=request.prompt_name,
+                phase="response",
+            ) from error
+        await pacer.on_response(response.rate_limit)  # headerless answers teach pacing too
+        return response
+
+    async def _bounded(
+        self,
+        exchange: Callable[[ModelRequest], Awaitable[ModelResponse]],
+        request: ModelRequest,
+        remaining: float,
+    ) -> ModelResponse:
+        scope = asyncio.timeout(max(remaining, 0.0))
+        try:
+            async with scope:
+                return await exchange(request)
+        except TimeoutError:
+            if not scope.expired():
+                raise
+        raise DeadlineExceededError(
+            "deadline passed while waiting for the provider's answer",
+            prompt_name=request.prompt_name,
+        )
