@@ -210,6 +210,7 @@ GOOD: dict[str, Good] = {
     "Session.rollback.key": lambda _: "call_1",
     "Session.transaction.key": lambda _: "call_1",
     "ProviderEmulator.base_url.provider": lambda _: "anthropic",
+    "ProviderAdapter.provider": lambda _: "openai",  # optional, but needed unless a subclass
     "Thinking.effort": lambda _: "high",  # optional, but one of effort and budget is not
     "Turn.tool_calls.calls": lambda _: [wink.testing.EmulatedToolCall("lookup")],
     "load_script.path": lambda _: script_file(),

@@ -52,13 +52,9 @@ from wink import (
     create_adapter,
 )
 from wink.adapters.base import ProviderAdapter
-from wink.adapters.fallback import another_adapter_may_help, portable_messages, throttled
+from wink.adapters.fallback import another_adapter_may_help, throttled
 from wink.core.foundation.messages import (
-    AssistantMessage,
     ModelResponse,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
 )
 from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
@@ -576,40 +572,6 @@ async def test_evaluate_async_and_closing() -> None:
 
 
 # --- the transcript each adapter receives
-
-
-def test_own_turns_pass_unchanged_and_foreign_ids_are_made_portable() -> None:
-    own = AssistantMessage(
-        None, (ToolCall("x.1", "w", {}),), {"wink.fallback.origin": 1, "keep": True}
-    )
-    foreign = AssistantMessage(
-        "hm",
-        (ToolCall("x.1", "w", {}, {"thought_signature": "s"}), ToolCall("ok", "w", "{}")),
-        {"wink.fallback.origin": 0, "reasoning": [{"id": "rs"}]},
-    )
-    messages = (
-        UserMessage("go"),
-        own,
-        ToolResultMessage("x.1", "w", "done"),
-        foreign,
-        ToolResultMessage("x.1", "w", "again"),
-        ToolResultMessage("ok", "w", "fine", success=False),
-    )
-    own_only = messages[:3]
-    assert portable_messages(own_only, 1, "anthropic") is own_only
-    out = portable_messages(messages, 1, "anthropic")
-    assert out[1] is own
-    converted = out[3]
-    assert isinstance(converted, AssistantMessage)
-    assert converted.provider_data is None
-    assert converted.text == "hm"
-    new_id = converted.tool_calls[0].id
-    assert new_id != "x.1"
-    assert PORTABLE_ID.fullmatch(new_id)
-    assert converted.tool_calls[0].provider_data is None
-    assert converted.tool_calls[1] == ToolCall("ok", "w", "{}")
-    assert [m.call_id for m in out[4:] if isinstance(m, ToolResultMessage)] == [new_id, "ok"]
-    assert portable_messages(messages, 1, "anthropic") == out  # stable round after round
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

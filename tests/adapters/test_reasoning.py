@@ -465,7 +465,7 @@ CLAUDE_TURN = AssistantMessage(
 
 def _body(provider: str, messages: tuple[Any, ...]) -> dict[str, Any]:
     adapter = create_adapter(f"{provider}:{MODELS[provider]}", api_key="k")
-    return dict(adapter._build_request(ModelRequest("r", messages)).body)
+    return dict(adapter.api.build_request(ModelRequest("r", messages)).body)
 
 
 @pytest.mark.parametrize("provider", ["openai", "openai-responses", "google"])

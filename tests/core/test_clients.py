@@ -203,7 +203,7 @@ async def test_adapter_closes_the_clients_it_created() -> None:
             closed.append("async")
 
     adapter = ScriptedAdapter([final("one")])
-    adapter._make_client = lambda *, sync: Client()  # type: ignore[method-assign]
+    adapter.api.make_client = lambda *, sync: Client()  # type: ignore[method-assign]
     async with adapter:
         await adapter.evaluate_async(make_prompt(), session=Session())
     assert closed == ["async"]

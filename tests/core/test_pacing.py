@@ -26,7 +26,7 @@ from wink.core.pacing import RequestPacer
 from wink.core.throttling.headers import rate_limit_info_from_headers, retry_after_from_headers
 from wink.core.throttling.retry import RetryPolicy
 from wink.providers.anthropic import messages as anthropic
-from wink.providers.openai import chat as openai
+from wink.providers.openai import client as openai
 from wink.testing import Fault, RateLimit
 from wink.testing.ratelimit import TokenBucket
 from wink.testing.wire.base import retry_headers

@@ -20,6 +20,7 @@ from wink.core.foundation.errors import (
     VisibilityExpansionRequired,
 )
 from wink.core.foundation.messages import OutputSpec
+from wink.core.foundation.results import ToolResult
 from wink.core.prompting.prompt import (
     OPEN_SECTIONS_TOOL,
     MarkdownSection,
@@ -33,7 +34,7 @@ from wink.core.prompting.prompt import (
 )
 from wink.core.prompting.resources import ResourceBinding, ResourceScope
 from wink.core.prompting.session import Session
-from wink.core.prompting.tools import Tool, ToolContext, ToolResult
+from wink.core.prompting.tools import Tool, ToolContext
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from wink.core.agent.executor import render_tool_result
 from wink.core.foundation.messages import ToolResultMessage
 from wink.core.prompting.prompt import parse_output
 from wink.core.prompting.tools import inline_schema_refs
-from wink.providers.openai.chat import strict_schema
+from wink.providers.openai.client import strict_schema
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
 
 

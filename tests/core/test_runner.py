@@ -53,17 +53,27 @@ def answering(outcome: ModelResponse | BaseException, calls: list[ModelRequest])
     return exchange
 
 
+class StandIn:
+    """An exchange that answers through `exchange` and does not stream."""
+
+    def __init__(self, exchange: Exchange) -> None:
+        self.exchange = exchange
+
+    async def request(self, request: ModelRequest, transport: object) -> ModelResponse:
+        return await self.exchange(request)
+
+    async def stream(self, request: ModelRequest, transport: object, sink: object) -> ModelResponse:
+        raise AssertionError("these tests do not stream")
+
+
 def runner(
     exchange: Exchange, pacer: RequestPacer | None = None, policy: RetryPolicy | None = None
 ) -> Runner:
-    async def not_streamed(sent: ModelRequest, transport: object, sink: object) -> ModelResponse:
-        raise AssertionError("these tests do not stream")
-
     return Runner(
         "test:model",
-        lambda sent, transport: exchange(sent),
-        not_streamed,
+        StandIn(exchange),
         lambda sent: NO_TRANSPORT,
+        system="test",
         pacer=pacer or RequestPacer(),
         retry_policy=policy or RetryPolicy(),
         secrets=(KEY,),

@@ -20,7 +20,7 @@ from wink.core.throttling.headers import (
     retry_after_from_headers,
 )
 from wink.providers.anthropic.messages import RATE_LIMIT_HEADERS as ANTHROPIC
-from wink.providers.openai.chat import RATE_LIMIT_HEADERS as OPENAI
+from wink.providers.openai.client import RATE_LIMIT_HEADERS as OPENAI
 
 # --- the public surface
 

@@ -10,8 +10,6 @@ between providers left behind (see `portable_messages`). docs/fallback.md explai
 
 from __future__ import annotations
 
-import hashlib
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,16 +33,13 @@ from ..core.foundation.errors import (
     ThrottleError,
     WinkError,
 )
-from ..core.foundation.events import RoundRestarted
+from ..core.foundation.events import AdapterSwitched, RoundRestarted
 from ..core.foundation.messages import (
-    AssistantMessage,
-    Message,
     ModelRequest,
     ModelResponse,
-    ToolCall,
-    ToolResultMessage,
 )
-from ..core.prompting.session import AdapterSwitched, Session
+from ..core.foundation.portable import portable_messages
+from ..core.prompting.session import Session
 from ..core.telemetry.spans import telemetry_for
 from ..core.throttling.retry import RetryPolicy
 from ..core.transport.runner import Runner
@@ -59,7 +54,6 @@ __all__ = [
     "FallbackAdapter",
     "FallbackPredicate",
     "another_adapter_may_help",
-    "portable_messages",
     "throttled",
 ]
 
@@ -69,11 +63,6 @@ _DEFAULT_COOLDOWN = timedelta(seconds=30)
 _DEFAULT_MAX_COOLDOWN = timedelta(hours=1)
 _NO_RETRY = RetryPolicy(max_attempts=1)  # the loop's: each adapter retries under its own
 _ORIGIN = "wink.fallback.origin"  # provider_data key: which adapter made a response
-# A call id every provider takes: Anthropic's pattern, within OpenAI's 40 characters.
-_PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
-# What Gemini documents for function calls it did not make itself (another provider's
-# turns): without a signature Gemini 3 refuses the request.
-_FOREIGN_SIGNATURE = "skip_thought_signature_validator"
 
 
 def throttled(error: WinkError) -> bool:
@@ -272,6 +261,10 @@ class _Chain:
     def name(self) -> str:
         return self._adapters[self._current].name
 
+    @property
+    def system(self) -> str:
+        return self._adapters[self._current].api.telemetry_name
+
     def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         cleaned: dict[str, Any] = dict(payload)
         for runner in self._runners:  # any adapter's secret, whoever answered
@@ -328,7 +321,11 @@ class _Chain:
         self, index: int, request: ModelRequest, sink: EventSink | None
     ) -> ModelResponse:
         adapter, runner = self._adapters[index], self._runners[index]
-        messages = portable_messages(request.messages, index, adapter.provider)
+        messages = portable_messages(
+            request.messages,
+            lambda turn: (turn.provider_data or {}).get(_ORIGIN, index) != index,
+            adapter.api.call_ids,
+        )
         outgoing = request if messages is request.messages else replace(request, messages=messages)
 
         def on_retry(error: ThrottleError, wait: float) -> None:
@@ -391,55 +388,6 @@ class _Chain:
         return AllAdaptersThrottledError(
             message, prompt_name=prompt_name, details=details, failures=ordered
         )
-
-
-def portable_messages(
-    messages: tuple[Message, ...], target: int, provider: str
-) -> tuple[Message, ...]:
-    """The transcript as adapter `target` (of `provider`) can take it: `messages` itself
-    when every model turn in it is that adapter's own.
-
-    A turn another adapter made keeps its text and calls but loses its provider-bound
-    data (Gemini thought signatures, Responses reasoning items): no other provider can
-    read it. A call id that is not portable (`[A-Za-z0-9_-]{1,40}`) or repeats an earlier
-    one gets a stable new id, and so does its result. Gemini gets its documented
-    signature for function calls it did not make.
-    """
-    out: list[Message] = []
-    seen: set[str] = set()
-    renamed: dict[str, str] = {}
-    changed = False
-    for message in messages:
-        if isinstance(message, ToolResultMessage):
-            new_id = renamed.get(message.call_id)
-            if new_id is not None:
-                message = replace(message, call_id=new_id)
-        elif isinstance(message, AssistantMessage):
-            origin = (message.provider_data or {}).get(_ORIGIN)
-            if origin is not None and origin != target:
-                renamed = {}
-                message = _foreign(message, provider, seen, renamed)
-                changed = True
-            else:
-                seen.update(call.id for call in message.tool_calls)
-        out.append(message)
-    return tuple(out) if changed else messages
-
-
-def _foreign(
-    message: AssistantMessage, provider: str, seen: set[str], renamed: dict[str, str]
-) -> AssistantMessage:
-    calls: list[ToolCall] = []
-    for call in message.tool_calls:
-        call_id = call.id
-        if not _PORTABLE_ID.fullmatch(call_id) or call_id in seen:
-            digest = hashlib.sha256(f"{len(seen)}:{call_id}".encode()).hexdigest()
-            call_id = renamed[call.id] = f"call_{digest[:24]}"
-        seen.add(call_id)
-        signed = provider == "google" and not calls  # the first call of the turn
-        data = {"thought_signature": _FOREIGN_SIGNATURE} if signed else None
-        calls.append(ToolCall(call_id, call.name, call.arguments, data))
-    return AssistantMessage(text=message.text, tool_calls=tuple(calls), provider_data=None)
 
 
 # ---- helpers

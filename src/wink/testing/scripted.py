@@ -10,13 +10,17 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from ..adapters.base import ProviderAdapter, WireRequest
+from ..adapters.base import ProviderAdapter
 from ..core.foundation.checks import kind_of
 from ..core.foundation.errors import InvalidArgumentError, PromptEvaluationError
+from ..core.foundation.events import EventSink
 from ..core.foundation.messages import ModelRequest, ModelResponse, ToolCall, Usage
-from ..core.transport.http import EncodedRequest, HttpCalls, Transport
+from ..core.transport.decoding import events_of
+from ..core.transport.http import EncodedRequest, HttpCalls, Transport, WireRequest
+from ..core.transport.runner import Exchanging
+from ..providers.base import Provider
 
-__all__ = ["ScriptedAdapter", "call", "final", "tool_turn"]
+__all__ = ["Scripted", "ScriptedAdapter", "call", "final", "tool_turn"]
 
 Step = ModelResponse | BaseException | Callable[[ModelRequest], "ModelResponse | BaseException"]
 
@@ -91,19 +95,78 @@ class _NoCalls:
 _NO_CALLS = _NoCalls()
 
 
+class Scripted(Provider):
+    """The scripted model's provider: no wire, no key; its client is a placeholder, so the
+    adapter's client lifecycle is the real one."""
+
+    name = "scripted"
+    telemetry_name = "scripted"
+
+    def make_client(self, *, sync: bool) -> Any:
+        return object()
+
+    def is_async_client(self, client: Any) -> bool:
+        return False
+
+    @property
+    def http_calls(self) -> HttpCalls:
+        return _NO_CALLS
+
+    def build_request(self, request: ModelRequest) -> WireRequest:  # pragma: no cover
+        raise NotImplementedError("a scripted adapter has no wire")
+
+    def parse_response(self, data: Any) -> ModelResponse:  # pragma: no cover
+        raise NotImplementedError("a scripted adapter has no wire")
+
+    def map_errors(
+        self, prompt_name: str, secrets: tuple[str, ...]
+    ) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
+class _ScriptExchange:
+    """The round trip of a scripted model: the next step of the script."""
+
+    def __init__(self, script: _Script) -> None:
+        self.script = script
+
+    async def request(self, request: ModelRequest, transport: Transport) -> ModelResponse:
+        script = self.script
+        script.requests.append(request)
+        if not script.steps:
+            raise PromptEvaluationError(
+                "the scripted model has no response left",
+                prompt_name=request.prompt_name,
+                phase="response",
+            )
+        step = script.steps.popleft()
+        if callable(step) and not isinstance(step, ModelResponse | BaseException):
+            step = step(request)
+        if isinstance(step, BaseException):
+            raise step
+        return step
+
+    async def stream(
+        self, request: ModelRequest, transport: Transport, sink: EventSink
+    ) -> ModelResponse:
+        response = await self.request(request, transport)
+        await sink.send(events_of(response))
+        return response
+
+
 class ScriptedAdapter(ProviderAdapter):
     """An adapter whose model is a list of scripted responses, exceptions or callables."""
 
     provider = "scripted"
 
     def __init__(self, steps: Iterable[Step] = (), *, model: str = "test", **options: Any) -> None:
-        super().__init__(model, **options)
         if isinstance(steps, str | bytes) or not isinstance(cast(object, steps), Iterable):
             raise InvalidArgumentError(
                 f"ScriptedAdapter(steps=...) takes a list of steps, got {kind_of(steps)}",
                 argument="steps",
             )
         self._script = _Script(deque(_checked(steps)))
+        super().__init__(model, **options)
 
     @property
     def requests(self) -> list[ModelRequest]:
@@ -113,32 +176,9 @@ class ScriptedAdapter(ProviderAdapter):
     def add(self, *steps: Step) -> None:
         self._script.steps.extend(_checked(steps))
 
-    def _make_client(self, *, sync: bool) -> Any:
-        return self._script
+    @classmethod
+    def _provider_type(cls, name: str) -> type[Provider]:
+        return Scripted
 
-    def _build_request(self, request: ModelRequest) -> WireRequest:  # pragma: no cover
-        raise NotImplementedError("a scripted adapter has no wire")
-
-    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
-        raise NotImplementedError("a scripted adapter has no wire")  # pragma: no cover
-
-    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
-    def _http_calls(self) -> HttpCalls:
-        return _NO_CALLS
-
-    async def _exchange(self, request: ModelRequest, transport: Transport) -> ModelResponse:
-        self._script.requests.append(request)
-        if not self._script.steps:
-            raise PromptEvaluationError(
-                "the scripted model has no response left",
-                prompt_name=request.prompt_name,
-                phase="response",
-            )
-        step = self._script.steps.popleft()
-        if callable(step) and not isinstance(step, ModelResponse | BaseException):
-            step = step(request)
-        if isinstance(step, BaseException):
-            raise step
-        return step
+    def _make_exchange(self) -> Exchanging:
+        return _ScriptExchange(self._script)

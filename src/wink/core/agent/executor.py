@@ -28,12 +28,14 @@ from ..foundation.errors import (
     UnsendableValueError,
     VisibilityExpansionRequired,
 )
+from ..foundation.events import ToolInvoked
 from ..foundation.limits import Deadline
 from ..foundation.messages import ToolCall, ToolResultMessage
+from ..foundation.results import ErrorCode, ToolResult
 from ..foundation.runtime import run_in_thread
 from ..prompting.resources import ResourceScope
-from ..prompting.session import Session, Snapshot, ToolInvoked
-from ..prompting.tools import ErrorCode, Tool, ToolContext, ToolResult
+from ..prompting.session import Session, Snapshot
+from ..prompting.tools import Tool, ToolContext
 from ..telemetry.spans import current_trace
 
 __all__ = [

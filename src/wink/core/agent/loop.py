@@ -23,7 +23,18 @@ from ..foundation.errors import (
     ThrottleError,
     WinkError,
 )
-from ..foundation.events import EventSink, RoundFinished, RoundRestarted
+from ..foundation.events import (
+    EventSink,
+    OutputRejected,
+    PromptExecuted,
+    PromptFailed,
+    PromptRendered,
+    RequestRetried,
+    RoundFinished,
+    RoundRestarted,
+    ThinkingReceived,
+    ToolInvoked,
+)
 from ..foundation.limits import Budget, BudgetTracker, Deadline
 from ..foundation.messages import (
     AssistantMessage,
@@ -39,16 +50,7 @@ from ..foundation.messages import (
     is_output_tool,
 )
 from ..prompting.prompt import OutputT, Prompt
-from ..prompting.session import (
-    OutputRejected,
-    PromptExecuted,
-    PromptFailed,
-    PromptRendered,
-    RequestRetried,
-    Session,
-    ThinkingReceived,
-    ToolInvoked,
-)
+from ..prompting.session import Session
 from ..telemetry.spans import Telemetry, current_trace, traced_evaluation
 from ..throttling.retry import RetryPolicy
 from .answers import DEFAULT_MAX_OUTPUT_RETRIES, Rejection, StructuredAnswers
@@ -84,11 +86,16 @@ class ModelClient(Protocol):
 
     `stream` is `request` with the answer fed to `sink` as it arrives. Both raise
     `ThrottleError` / `PromptEvaluationError`, never an SDK exception; `redact` cleans
-    a provider payload of the adapter's secrets before it goes into an error.
+    a provider payload of the adapter's secrets before it goes into an error. `name` is
+    the serving adapter's ("provider:model"), `system` its provider's
+    `gen_ai.provider.name` (for tracing).
     """
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def system(self) -> str: ...
 
     async def request(self, request: ModelRequest) -> ModelResponse: ...
 
@@ -155,7 +162,7 @@ async def run_evaluation(
     """
     progress = _Progress()
     tracker = BudgetTracker(budget, prompt_name=prompt.name)
-    with traced_evaluation(settings.telemetry, prompt.name, client.name):
+    with traced_evaluation(settings.telemetry, prompt.name, client):
         try:
             return await _evaluate(
                 client, prompt, session, settings, deadline, tracker, progress, sink

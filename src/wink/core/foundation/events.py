@@ -1,25 +1,40 @@
-"""What a stream yields: the model's output as it arrives, and the loop's progress.
+"""The events of an evaluation: what its session records, and what a stream yields.
 
-One round is one provider request and the tools it asked for. Its events come in this
-order: `TextDelta` / `ThinkingDelta` / `ToolCallStarted` / `ToolCallReady` as the
-provider sends them, `UsageReported` when it reports usage, an `OutputRejected` when its
-structured answer did not validate, then a `ToolInvoked` as each of the round's tools
-finishes, then `RoundFinished`. A round the `RetryPolicy`
+A session gets `PromptRendered`, `ThinkingReceived`, `ToolInvoked`, `OutputRejected`,
+`RequestRetried`, `AdapterSwitched`, then `PromptExecuted` or `PromptFailed`
+(docs/sessions.md). A stream yields the model's output as it arrives and the loop's
+progress (docs/streaming.md). One round is one provider request and the tools it asked
+for. Its events come in this order: `TextDelta` / `ThinkingDelta` / `ToolCallStarted` /
+`ToolCallReady` as the provider sends them, `UsageReported` when it reports usage, an
+`OutputRejected` when its structured answer did not validate, then a `ToolInvoked` as
+each of the round's tools finishes, then `RoundFinished`. A round the `RetryPolicy`
 restarts after some of its events were yielded starts over after a `RoundRestarted`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ..prompting.session import OutputRejected, ToolInvoked
-from .errors import ThrottleError
+from .errors import EvaluationPhase, ThrottleError, ThrottleKind, WinkError
 from .messages import FinishReason, Usage
+from .results import ToolResult
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = [
+    "AdapterSwitched",
     "EventSink",
+    "OutputRejected",
+    "PromptExecuted",
+    "PromptFailed",
+    "PromptRendered",
+    "RequestRetried",
+    "ThinkingReceived",
+    "ToolInvoked",
     "RoundFinished",
     "RoundRestarted",
     "StreamEvent",
@@ -29,6 +44,116 @@ __all__ = [
     "ToolCallStarted",
     "UsageReported",
 ]
+
+
+# --- what a session records (each evaluation dispatches these)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRendered:
+    """A prompt was rendered and is about to be sent."""
+
+    prompt_name: str
+    adapter: str
+    text: str
+    tool_names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInvoked:
+    """A tool call ran; failures are recorded too (`result.success` False, `error` kept)."""
+
+    prompt_name: str
+    adapter: str
+    name: str
+    call_id: str
+    params: Any
+    result: ToolResult[Any]
+    error: BaseException | None = None
+    duration: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRejected:
+    """A structured answer of round `round` did not validate as the prompt's output type.
+
+    `via` is how it came: "text" (the provider's JSON output) or "tool" (a call to the
+    `final_result_*` output tool); `answer` is that text or the call's arguments.
+    `problems` is what the model was told (`field: why; ...`), `error` pydantic's own.
+    `attempt` counts the evaluation's rejected answers from 1: the model is asked again
+    while it stays within `max_output_retries`, else the evaluation fails.
+    """
+
+    prompt_name: str
+    adapter: str
+    round: int
+    attempt: int
+    via: Literal["text", "tool"]
+    answer: str
+    problems: str
+    error: ValidationError = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptExecuted:
+    """An evaluation finished with a final answer."""
+
+    prompt_name: str
+    adapter: str
+    text: str | None
+    output: Any
+    usage: Usage
+    rounds: int
+    thinking: str | None = None  # as `PromptResponse.thinking`
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingReceived:
+    """A response of round `round` came with readable thinking (where the provider shows
+    it: see docs/reasoning.md), dispatched before its tool calls run."""
+
+    prompt_name: str
+    adapter: str
+    round: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRetried:
+    """A provider request was throttled and will be sent again after `wait`."""
+
+    prompt_name: str
+    adapter: str
+    kind: ThrottleKind
+    attempt: int  # the attempt that failed, counting from 1
+    wait: timedelta
+    status_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptFailed:
+    """An evaluation ended with `error` (the exception raised to the caller) in `phase`."""
+
+    prompt_name: str
+    adapter: str
+    phase: EvaluationPhase | None
+    error: WinkError
+    rounds: int
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterSwitched:
+    """A `FallbackAdapter` moved the evaluation from one adapter to the next because of
+    `error`: the failure it just had, or the one that opened its circuit earlier."""
+
+    prompt_name: str
+    from_adapter: str
+    to_adapter: str
+    error: WinkError
+
+
+# --- what a stream yields besides those
 
 
 @dataclass(frozen=True, slots=True)

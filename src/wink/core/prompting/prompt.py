@@ -40,8 +40,9 @@ from ..foundation.errors import (
     VisibilityExpansionRequired,
 )
 from ..foundation.messages import OutputSpec
+from ..foundation.results import ToolResult
 from .resources import ResourceBinding, ResourceFactory, ResourceRegistry
-from .tools import Tool, ToolContext, ToolResult, inline_schema_refs, is_model_type
+from .tools import Tool, ToolContext, inline_schema_refs, is_model_type
 
 OutputT = TypeVar("OutputT", default=None)  # a prompt without output_type gives None
 

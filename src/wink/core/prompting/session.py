@@ -18,36 +18,12 @@ import threading
 from collections.abc import Callable, Generator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import Any, Literal, TypeVar, cast, overload
-
-from pydantic import ValidationError
+from typing import Any, TypeVar, cast, overload
 
 from ..foundation.checks import a_callable, an_instance
-from ..foundation.errors import (
-    EvaluationPhase,
-    RestoreFailedError,
-    SnapshotError,
-    SnapshotRestoreError,
-    ThrottleKind,
-    WinkError,
-)
-from ..foundation.messages import Usage
-from .tools import ToolResult
+from ..foundation.errors import RestoreFailedError, SnapshotError, SnapshotRestoreError
 
-__all__ = [
-    "AdapterSwitched",
-    "OutputRejected",
-    "PromptExecuted",
-    "PromptFailed",
-    "PromptRendered",
-    "Reducer",
-    "RequestRetried",
-    "Session",
-    "Snapshot",
-    "ThinkingReceived",
-    "ToolInvoked",
-]
+__all__ = ["Reducer", "Session", "Snapshot"]
 
 S = TypeVar("S")
 E = TypeVar("E")
@@ -60,113 +36,6 @@ _transaction: contextvars.ContextVar[object | None] = contextvars.ContextVar(
 )
 _MUTABLE = (list, dict, set, bytearray)
 logger = logging.getLogger("wink.session")
-
-
-# --- events
-
-
-@dataclass(frozen=True, slots=True)
-class PromptRendered:
-    """A prompt was rendered and is about to be sent."""
-
-    prompt_name: str
-    adapter: str
-    text: str
-    tool_names: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolInvoked:
-    """A tool call ran; failures are recorded too (`result.success` False, `error` kept)."""
-
-    prompt_name: str
-    adapter: str
-    name: str
-    call_id: str
-    params: Any
-    result: ToolResult[Any]
-    error: BaseException | None = None
-    duration: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class OutputRejected:
-    """A structured answer of round `round` did not validate as the prompt's output type.
-
-    `via` is how it came: "text" (the provider's JSON output) or "tool" (a call to the
-    `final_result_*` output tool); `answer` is that text or the call's arguments.
-    `problems` is what the model was told (`field: why; ...`), `error` pydantic's own.
-    `attempt` counts the evaluation's rejected answers from 1: the model is asked again
-    while it stays within `max_output_retries`, else the evaluation fails.
-    """
-
-    prompt_name: str
-    adapter: str
-    round: int
-    attempt: int
-    via: Literal["text", "tool"]
-    answer: str
-    problems: str
-    error: ValidationError = field(repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class PromptExecuted:
-    """An evaluation finished with a final answer."""
-
-    prompt_name: str
-    adapter: str
-    text: str | None
-    output: Any
-    usage: Usage
-    rounds: int
-    thinking: str | None = None  # as `PromptResponse.thinking`
-
-
-@dataclass(frozen=True, slots=True)
-class ThinkingReceived:
-    """A response of round `round` came with readable thinking (where the provider shows
-    it: see docs/reasoning.md), dispatched before its tool calls run."""
-
-    prompt_name: str
-    adapter: str
-    round: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class RequestRetried:
-    """A provider request was throttled and will be sent again after `wait`."""
-
-    prompt_name: str
-    adapter: str
-    kind: ThrottleKind
-    attempt: int  # the attempt that failed, counting from 1
-    wait: timedelta
-    status_code: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PromptFailed:
-    """An evaluation ended with `error` (the exception raised to the caller) in `phase`."""
-
-    prompt_name: str
-    adapter: str
-    phase: EvaluationPhase | None
-    error: WinkError
-    rounds: int
-    usage: Usage
-
-
-@dataclass(frozen=True, slots=True)
-class AdapterSwitched:
-    """A `FallbackAdapter` moved the evaluation from one adapter to the next because of
-    `error`: the failure it just had, or the one that opened its circuit earlier."""
-
-    prompt_name: str
-    from_adapter: str
-    to_adapter: str
-    error: WinkError
 
 
 # --- snapshots

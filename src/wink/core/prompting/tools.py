@@ -12,12 +12,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, TypeAdapter
 
 from ..foundation.checks import kind_of
 from ..foundation.errors import PromptValidationError
+from ..foundation.results import ToolResult
 
 if TYPE_CHECKING:
     from ..foundation.limits import Deadline
@@ -25,11 +26,9 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = [
-    "ErrorCode",
     "Tool",
     "ToolContext",
     "ToolHandler",
-    "ToolResult",
     "inline_schema_refs",
     "is_model_type",
     "validate_tool_name",
@@ -40,51 +39,8 @@ V = TypeVar("V")
 P = TypeVar("P")
 R = TypeVar("R")
 
-ErrorCode = Literal[
-    "not_found",
-    "invalid_input",
-    "timeout",
-    "rate_limited",
-    "external_service_error",
-    "internal_error",
-]
-
 # The intersection of what OpenAI, Anthropic and Gemini accept as a function name.
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResult(Generic[T]):
-    """The outcome of one tool call, success or failure alike.
-
-    `message` is what the model reads. On failure (`success=False`) `value` is None and
-    the message goes back to the model in the provider's native error form, so the model
-    can correct itself instead of the run crashing. `code` lets telemetry and prompts
-    branch on the kind of failure. `exclude_value_from_context` keeps a large `value`
-    out of what the model sees (only `message` is sent).
-    """
-
-    message: str
-    value: T | None = None
-    success: bool = True
-    exclude_value_from_context: bool = False
-    code: ErrorCode | None = None
-
-    @classmethod
-    def ok(
-        cls, value: V, message: str = "", *, exclude_value_from_context: bool = False
-    ) -> ToolResult[V]:
-        # Generic in its own variable, so `ToolResult.ok(x)` infers the type from `x`.
-        return ToolResult(
-            message=message,
-            value=value,
-            success=True,
-            exclude_value_from_context=exclude_value_from_context,
-        )
-
-    @classmethod
-    def error(cls, message: str, *, code: ErrorCode | None = None) -> ToolResult[Any]:
-        return ToolResult(message=message, value=None, success=False, code=code)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..foundation.errors import (
     DeadlineExceededError,
@@ -46,19 +46,12 @@ __all__ = [
     "Telemetry",
     "current_trace",
     "telemetry_for",
+    "Served",
     "traced_evaluation",
 ]
 
 CAPTURE_CONTENT_VARIABLE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _CAPTURE_VALUES = frozenset({"true", "1", "span_only", "span_and_event"})
-
-# wink's provider prefix -> `gen_ai.provider.name` (the conventions' well-known values)
-_PROVIDER_NAMES = {
-    "openai": "openai",
-    "openai-responses": "openai",
-    "anthropic": "anthropic",
-    "google": "gcp.gemini",
-}
 
 _current: contextvars.ContextVar[EvaluationTrace | None] = contextvars.ContextVar(
     "wink_evaluation_trace", default=None
@@ -77,19 +70,19 @@ class Telemetry:
     __slots__ = ("_chats", "tracer")
 
     def __init__(self, tracer_provider: Any) -> None:
-        from ... import __version__
+        from ..foundation.version import __version__
 
         self.tracer: Tracer = tracer_provider.get_tracer("wink", __version__)
         self._chats: dict[str, tuple[str, dict[str, Any]]] = {}
 
-    def chat(self, adapter: str) -> tuple[str, dict[str, Any]]:
+    def chat(self, adapter: str, system: str) -> tuple[str, dict[str, Any]]:
         """The name and first attributes of `adapter`'s attempt spans."""
         known = self._chats.get(adapter)
         if known is None:
-            provider, model = _split(adapter)
+            model = _model(adapter)
             attributes = {
                 "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": provider,
+                "gen_ai.provider.name": system,
                 "gen_ai.request.model": model,
             }
             known = self._chats[adapter] = (f"chat {model}", attributes)
@@ -152,23 +145,34 @@ def _otel() -> _OpenTelemetry:
     return _api
 
 
+class Served(Protocol):
+    """What the trace reads off the loop's model client: the adapter serving the round
+    (`name`, "provider:model") and its provider's `gen_ai.provider.name` (`system`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def system(self) -> str: ...
+
+
 class traced_evaluation:  # a context manager used like a function
-    """`with traced_evaluation(telemetry, prompt, adapter) as trace:` around one
+    """`with traced_evaluation(telemetry, prompt, client) as trace:` around one
     evaluation; `trace` is None without telemetry. Either way the context's current
     trace is this evaluation's while the block runs (a nested evaluation has its own)."""
 
-    __slots__ = ("_adapter", "_prompt_name", "_telemetry", "_token", "_trace")
+    __slots__ = ("_client", "_prompt_name", "_telemetry", "_token", "_trace")
 
-    def __init__(self, telemetry: Telemetry | None, prompt_name: str, adapter: str) -> None:
+    def __init__(self, telemetry: Telemetry | None, prompt_name: str, client: Served) -> None:
         self._telemetry = telemetry
         self._prompt_name = prompt_name
-        self._adapter = adapter
+        self._client = client
         self._trace: EvaluationTrace | None = None
         self._token: contextvars.Token[EvaluationTrace | None] | None = None
 
     def __enter__(self) -> EvaluationTrace | None:
         if self._telemetry is not None:
-            self._trace = EvaluationTrace(self._telemetry, self._prompt_name, self._adapter)
+            self._trace = EvaluationTrace(self._telemetry, self._prompt_name, self._client)
         self._token = _current.set(self._trace)
         return self._trace
 
@@ -203,15 +207,25 @@ class EvaluationTrace:
     `answered`, `start_tool` / `tool_finished`, `failed` for either) rather than wrapped
     around a callable: the span is the same, without a coroutine and a closure per span."""
 
-    __slots__ = ("_adapter", "_api", "_span", "_telemetry", "_token", "_tracer", "content")
+    __slots__ = (
+        "_adapter",
+        "_api",
+        "_client",
+        "_span",
+        "_telemetry",
+        "_token",
+        "_tracer",
+        "content",
+    )
 
-    def __init__(self, telemetry: Telemetry, prompt_name: str, adapter: str) -> None:
+    def __init__(self, telemetry: Telemetry, prompt_name: str, client: Served) -> None:
         api = self._api = _otel()
         self._telemetry = telemetry
         self._tracer = telemetry.tracer
-        self._adapter = adapter
+        self._client = client
+        self._adapter = adapter = client.name
         self.content = capture_content()
-        provider, model = _split(adapter)
+        provider, model = client.system, _model(adapter)
         self._span: Span = self._tracer.start_span(
             f"invoke_agent {prompt_name}",
             kind=api.internal,
@@ -231,7 +245,7 @@ class EvaluationTrace:
         span = self._span
         if not span.is_recording():
             return
-        from ..prompting.session import (
+        from ..foundation.events import (
             AdapterSwitched,
             OutputRejected,
             PromptExecuted,
@@ -246,7 +260,7 @@ class EvaluationTrace:
                 "wink.rounds": event.rounds,
             }
             if event.adapter != self._adapter:  # a fallback adapter answered
-                provider, model = _split(event.adapter)
+                provider, model = self._client.system, _model(event.adapter)
                 attributes["wink.adapter"] = event.adapter
                 attributes["gen_ai.provider.name"] = provider
                 attributes["gen_ai.request.model"] = model
@@ -296,10 +310,10 @@ class EvaluationTrace:
 
     # ---- spans inside the evaluation
 
-    def start_attempt(self, adapter: str, request: ModelRequest) -> OpenSpan:
+    def start_attempt(self, adapter: str, system: str, request: ModelRequest) -> OpenSpan:
         """A provider request attempt begins: a current `chat {model}` client span."""
         api = self._api
-        name, attributes = self._telemetry.chat(adapter)
+        name, attributes = self._telemetry.chat(adapter, system)
         span = self._tracer.start_span(name, kind=api.client, attributes=attributes)
         if self.content:
             _with_content(span, "gen_ai.input.messages", lambda: _messages_json(request.messages))
@@ -363,10 +377,10 @@ def _with_content(span: Span, key: str, content: Callable[[], str]) -> None:
         raise
 
 
-def _split(adapter: str) -> tuple[str, str]:
-    """`"provider:model"` -> (`gen_ai.provider.name`, model)."""
-    provider, _, model = adapter.partition(":")
-    return _PROVIDER_NAMES.get(provider, provider), model or adapter
+def _model(adapter: str) -> str:
+    """`"provider:model"` -> the model."""
+    _, _, model = adapter.partition(":")
+    return model or adapter
 
 
 def _error_type(error: BaseException) -> str:

@@ -9,7 +9,7 @@ streamed round and an evaluated one cannot drift apart.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, cast
 
 from ..foundation.errors import PromptEvaluationError, ThrottleDetails, ThrottleError
@@ -24,6 +24,7 @@ from ..foundation.messages import ModelResponse, ToolCall
 from .errors import MalformedResponse, StatusFacts, error_from_facts
 
 __all__ = [
+    "Parse",
     "StreamDecoder",
     "StreamFormat",
     "ToolCalls",
@@ -54,6 +55,10 @@ class StreamDecoder(Protocol):
         ...
 
 
+Parse = Callable[[Any], ModelResponse]
+"""A provider's parser of a whole (non-streamed) answer body."""
+
+
 class StreamFormat(Protocol):
     """How a wire format streams: the request's streaming form and a decoder per round."""
 
@@ -61,7 +66,10 @@ class StreamFormat(Protocol):
         """The (path, body) that asks for a stream, from the non-streaming ones."""
         ...
 
-    def decoder(self, prompt_name: str, secrets: tuple[str, ...]) -> StreamDecoder: ...
+    def decoder(self, prompt_name: str, secrets: tuple[str, ...], parse: Parse) -> StreamDecoder:
+        """A decoder for one round; `parse` is the provider's parser of a whole answer,
+        which the decoder hands the body it rebuilt."""
+        ...
 
 
 # --- failures in the stream

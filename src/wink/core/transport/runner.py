@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..foundation.errors import (
     DeadlineExceededError,
@@ -30,45 +30,43 @@ from .http import Transport
 if TYPE_CHECKING:  # adapters import the runner: keep that import light
     from ..foundation.events import EventSink
 
-__all__ = ["Exchange", "Runner", "StreamExchange"]
+__all__ = ["Exchanging", "Runner"]
 
 
-Exchange = Callable[[ModelRequest, Transport], Awaitable[ModelResponse]]
-"""The translated round trip over a transport (the adapter's)."""
-StreamExchange = Callable[[ModelRequest, Transport, "EventSink"], Awaitable[ModelResponse]]
-"""The same round trip, streamed into a sink."""
+class Exchanging(Protocol):
+    """The translated round trip over a transport (`wink.core.transport.exchange.Exchange`):
+    the whole answer, or streamed into a sink."""
+
+    async def request(self, request: ModelRequest, transport: Transport) -> ModelResponse: ...
+
+    async def stream(
+        self, request: ModelRequest, transport: Transport, sink: EventSink
+    ) -> ModelResponse: ...
 
 
 class Runner:
     """What the loop talks to (`wink.core.agent.loop.ModelClient`) for one adapter, in one
     evaluation: `transport(request)` gives the transport each attempt goes through (the
-    entry point chose its kind, see `wink.core.transport.http`)."""
+    entry point chose its kind, see `wink.core.transport.http`); `system` is the
+    provider's `gen_ai.provider.name`."""
 
-    __slots__ = (
-        "_exchange",
-        "_name",
-        "_pacer",
-        "_policy",
-        "_secrets",
-        "_stream_exchange",
-        "_transport",
-    )
+    __slots__ = ("_exchange", "_name", "_pacer", "_policy", "_secrets", "_transport", "system")
 
     def __init__(
         self,
         name: str,
-        exchange: Exchange,
-        stream_exchange: StreamExchange,
+        exchange: Exchanging,
         transport: Callable[[ModelRequest], Transport],
         *,
+        system: str,
         pacer: Pacer,
         retry_policy: RetryPolicy,
         secrets: tuple[str, ...],
     ) -> None:
         self._name = name
         self._exchange = exchange
-        self._stream_exchange = stream_exchange
         self._transport = transport
+        self.system = system
         self._pacer = pacer
         self._policy = retry_policy
         self._secrets = secrets
@@ -82,15 +80,17 @@ class Runner:
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         exchange = self._exchange
-        return await self._traced(lambda item: exchange(item, self._transport_for(item)), request)
+        return await self._traced(
+            lambda item: exchange.request(item, self._transport_for(item)), request
+        )
 
     async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse:
         """`request`, streamed: the exchange feeds `sink` as the answer arrives and
         returns the same `ModelResponse` at the end. Pacing, the deadline (over the whole
         stream) and the contract are the same."""
-        stream_exchange = self._stream_exchange
+        exchange = self._exchange
         return await self._traced(
-            lambda item: stream_exchange(item, self._transport_for(item), sink), request
+            lambda item: exchange.stream(item, self._transport_for(item), sink), request
         )
 
     def _transport_for(self, request: ModelRequest) -> Transport:
@@ -116,7 +116,7 @@ class Runner:
         trace = current_trace()
         if trace is None:
             return await self._run(exchange, request)
-        attempt = trace.start_attempt(self._name, request)  # one span per attempt
+        attempt = trace.start_attempt(self._name, self.system, request)  # one span per attempt
         try:
             response = await self._run(exchange, request)
         except BaseException as error:

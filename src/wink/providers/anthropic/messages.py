@@ -15,13 +15,11 @@ from typing import Any, cast
 
 try:
     import anthropic
-    import httpx2
 except ImportError as _missing:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "the Anthropic adapter needs the anthropic SDK: pip install 'wink[anthropic]'"
     ) from _missing
 
-from ...adapters.base import ModelSettings, ProviderAdapter, StainlessCalls, WireRequest
 from ...core.foundation.messages import (
     AssistantMessage,
     FinishReason,
@@ -38,6 +36,7 @@ from ...core.foundation.messages import (
     UserMessage,
     output_tool_spec,
 )
+from ...core.foundation.settings import ModelSettings
 from ...core.throttling.headers import RateLimitHeaders
 from ...core.transport.errors import (
     MalformedResponse,
@@ -46,10 +45,16 @@ from ...core.transport.errors import (
     map_sdk_errors,
     read_count,
 )
-from ...core.transport.http import HttpCalls
-from ..thinking import anthropic_thinking
+from .thinking import anthropic_thinking
 
-__all__ = ["RATE_LIMIT_HEADERS", "AnthropicAdapter", "anthropic_error_facts"]
+__all__ = [
+    "PROVIDER",
+    "RATE_LIMIT_HEADERS",
+    "anthropic_error_facts",
+    "build_request",
+    "map_errors",
+    "parse_response",
+]
 
 # --- tables
 
@@ -78,7 +83,7 @@ _SETTING_KEYS: dict[str, str] = {
 # --- request building
 
 
-def _build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
+def build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
     """The Messages API body for one neutral request."""
     system, messages = _map_messages(request.messages)
     thinking = anthropic_thinking(model, settings)
@@ -209,7 +214,7 @@ def _map_tool_spec(spec: ToolSpec) -> dict[str, Any]:
 # --- response parsing
 
 
-def _parse_response(body: Any) -> ModelResponse:
+def parse_response(body: Any) -> ModelResponse:
     if not isinstance(body, dict):
         raise MalformedResponse("the body is not a JSON object")
     message = cast(dict[str, Any], body)
@@ -398,48 +403,8 @@ _ERRORS = SdkErrors(
 )
 
 
-def _map_errors(
+def map_errors(
     prompt_name: str, secrets: Iterable[str] = (), model: str | None = None
 ) -> AbstractContextManager[None]:
     """anthropic SDK exceptions -> the typed contract (shared table logic in core)."""
     return map_sdk_errors(_ERRORS, prompt_name, secrets, model=model)
-
-
-_CALLS = StainlessCalls(httpx2.Response)
-
-
-# --- the adapter
-
-
-class AnthropicAdapter(ProviderAdapter):
-    """Anthropic's Messages API through the anthropic SDK, translated to and from wink's loop."""
-
-    provider = "anthropic"
-    api_key_variables = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-    unsupported_settings = frozenset({"seed"})
-    rate_limit_headers = RATE_LIMIT_HEADERS
-
-    def _http_calls(self) -> HttpCalls:
-        return _CALLS
-
-    def _make_client(self, *, sync: bool) -> Any:
-        # api_key None: the SDK reads ANTHROPIC_API_KEY. Retries off: RetryPolicy decides.
-        kind = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
-        return kind(
-            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
-        )
-
-    def _check_settings(self) -> None:
-        anthropic_thinking(self.model, self.settings)
-
-    def _is_async_client(self, client: Any) -> bool:
-        return isinstance(client, anthropic.AsyncAnthropic)
-
-    def _build_request(self, request: ModelRequest) -> WireRequest:
-        return WireRequest("/v1/messages", _build_request(request, self.model, self.settings))
-
-    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
-        return _parse_response(data)
-
-    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
-        return _map_errors(prompt_name, self._secrets, self.model)

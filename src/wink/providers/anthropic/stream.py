@@ -15,9 +15,9 @@ from typing import Any, cast
 from ...core.foundation.errors import PromptEvaluationError
 from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
-from ...core.transport.decoding import ToolCalls, decode_json, stream_failure, truncated
+from ...core.transport.decoding import Parse, ToolCalls, decode_json, stream_failure, truncated
 from ...core.transport.errors import MalformedResponse
-from .messages import _parse_response, anthropic_error_facts
+from .messages import anthropic_error_facts
 
 __all__ = ["AnthropicStream", "AnthropicStreamDecoder"]
 
@@ -43,8 +43,10 @@ class AnthropicStream:
     def stream_body(self, path: str, body: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
         return path, {**body, "stream": True}
 
-    def decoder(self, prompt_name: str, secrets: tuple[str, ...]) -> AnthropicStreamDecoder:
-        return AnthropicStreamDecoder(prompt_name, secrets)
+    def decoder(
+        self, prompt_name: str, secrets: tuple[str, ...], parse: Parse
+    ) -> AnthropicStreamDecoder:
+        return AnthropicStreamDecoder(prompt_name, secrets, parse)
 
 
 class _Block:
@@ -90,15 +92,17 @@ class AnthropicStreamDecoder:
         "_calls",
         "_done",
         "_message",
+        "_parse",
         "_prompt",
         "_secrets",
         "_stop",
         "_usage",
     )
 
-    def __init__(self, prompt_name: str, secrets: tuple[str, ...]) -> None:
+    def __init__(self, prompt_name: str, secrets: tuple[str, ...], parse: Parse) -> None:
         self._prompt = prompt_name
         self._secrets = secrets
+        self._parse = parse
         self._message: dict[str, Any] | None = None
         self._blocks: dict[int, _Block] = {}
         self._calls = ToolCalls()
@@ -206,7 +210,7 @@ class AnthropicStreamDecoder:
             "stop_details": self._stop.get("stop_details"),  # a refusal's explanation
             "usage": self._usage,
         }
-        return _parse_response(body)
+        return self._parse(body)
 
     def _failure(self, error: Any) -> PromptEvaluationError:
         detail = cast(dict[str, Any], error) if isinstance(error, dict) else {}

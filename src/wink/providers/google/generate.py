@@ -6,22 +6,11 @@ requests are in docs/adapters/google.md.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-# --- guarded transport import
-
-try:
-    import httpx2
-except ImportError as _missing:  # pragma: no cover - exercised only without the extra
-    raise ImportError("the Google adapter needs httpx2: pip install 'wink[google]'") from _missing
-
-from ...adapters.base import ModelSettings, ProviderAdapter, WireRequest
-from ...core.foundation.errors import ConfigurationError
 from ...core.foundation.messages import (
     AssistantMessage,
     FinishReason,
@@ -38,25 +27,24 @@ from ...core.foundation.messages import (
     UserMessage,
     output_tool_spec,
 )
+from ...core.foundation.settings import ModelSettings
 from ...core.transport.errors import (
     MalformedResponse,
-    SdkErrors,
-    StatusFacts,
-    map_sdk_errors,
     read_count,
 )
-from ...core.transport.http import EncodedRequest, HttpCalls
-from ..thinking import gemini_thinking_config
-from .errors import google_error_facts
+from .thinking import gemini_thinking_config
 
-__all__ = ["DEFAULT_BASE_URL", "GeminiCalls", "GeminiErrorAnswer", "GoogleAdapter"]
+__all__ = [
+    "PROVIDER",
+    "build_request",
+    "parse_arguments",
+    "parse_response",
+    "synthetic_call_id",
+]
 
 # --- tables
 
 PROVIDER = "google"
-DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
-_API_VERSION = "v1beta"  # v1 lacks parts of the API (parametersJsonSchema, thinking)
-_MODEL_PREFIXES = ("models/", "tunedModels/")  # already a resource name
 
 _BLOCKED = ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "ESCALATION")
 _BLOCKED_MORE = ("IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "MODEL_ARMOR")
@@ -86,7 +74,7 @@ _GENERATION_KEYS: dict[str, str] = {
 # --- request building
 
 
-def _build_request(
+def build_request(
     request: ModelRequest, settings: ModelSettings, model: str = ""
 ) -> dict[str, Any]:
     """The `generateContent` body for one neutral request."""
@@ -263,7 +251,7 @@ def _map_tool_spec(spec: ToolSpec) -> dict[str, Any]:
 # --- response parsing
 
 
-def _parse_response(body: Any) -> ModelResponse:
+def parse_response(body: Any) -> ModelResponse:
     """A `GenerateContentResponse` dict -> `ModelResponse`; raises `MalformedResponse`."""
     if not isinstance(body, dict):
         raise MalformedResponse("the body is not a JSON object")
@@ -383,12 +371,12 @@ def _parse_tool_calls(parts: list[dict[str, Any]]) -> tuple[ToolCall, ...]:
         signature = part.get("thoughtSignature")
         if isinstance(signature, str):
             data["thought_signature"] = signature
-        arguments = _parse_arguments(function.get("args"))
+        arguments = parse_arguments(function.get("args"))
         calls.append(ToolCall(call_id, name, arguments, data or None))
     return tuple(calls)
 
 
-def _parse_arguments(args: Any) -> str | Mapping[str, Any]:
+def parse_arguments(args: Any) -> str | Mapping[str, Any]:
     """An object stays an object; anything else stays raw for the executor to reject."""
     if args is None:
         return {}
@@ -406,218 +394,4 @@ def _parse_usage(counts: Any) -> Usage:
         output_tokens=read_count(counts, "candidatesTokenCount") + thoughts,
         cached_tokens=read_count(counts, "cachedContentTokenCount"),
         reasoning_tokens=thoughts,
-    )
-
-
-# --- the exchange and its failures
-
-
-class GeminiErrorAnswer(Exception):
-    """A non-2xx answer. Raised inside the error map, so the HTTP status decides what it
-    becomes, by the same core table as every other provider."""
-
-    def __init__(self, response: httpx2.Response) -> None:
-        super().__init__(f"HTTP {response.status_code} {response.reason_phrase}".strip())
-        self.response = response
-
-
-_BODY_LIMIT = 2000  # characters of a non-JSON error page kept in the payload
-
-
-def _status_facts(error: GeminiErrorAnswer) -> StatusFacts:
-    """What an error answer says. Gemini's `{"error": {...}}` gives the message, RetryInfo
-    and QuotaFailure; any other body (a proxy's HTML page) is kept as text, truncated."""
-    response = error.response
-    status = response.status_code
-    reason = response.reason_phrase or "error"
-    body = _error_body(response.content)
-    if body is None:
-        return StatusFacts(
-            status=status,
-            message=f"{reason} (not a Gemini error body)",
-            body=response.text[:_BODY_LIMIT],  # decoded by its declared charset
-            headers=response.headers,
-        )
-    message = body["error"].get("message")
-    text = message if isinstance(message, str) and message else reason
-    return google_error_facts(status, body, text, response.headers)
-
-
-def _error_body(content: bytes) -> dict[str, Any] | None:
-    """The documented `{"error": {...}}` object, or None for any other body."""
-    try:
-        data = json.loads(content)
-    except ValueError:  # not JSON, or not UTF-8 (a latin-1 error page)
-        return None
-    if isinstance(data, dict) and isinstance(cast(dict[str, Any], data).get("error"), dict):
-        return cast(dict[str, Any], data)
-    return None
-
-
-_ERRORS = SdkErrors(
-    sdk="httpx2",
-    status=(GeminiErrorAnswer,),
-    facts=_status_facts,
-    timeout=(httpx2.TimeoutException,),
-    connection=(httpx2.TransportError,),
-    unreadable=(httpx2.DecodingError,),
-)
-
-
-def _map_errors(
-    prompt_name: str, secrets: Iterable[str] = (), model: str | None = None
-) -> AbstractContextManager[None]:
-    """httpx2 exceptions and error answers -> the typed contract (shared logic in core)."""
-    return map_sdk_errors(_ERRORS, prompt_name, secrets, model=model)
-
-
-@functools.lru_cache(maxsize=64)
-def _endpoint(base_url: str, model: str) -> str:
-    """`{base_url}/v1beta/models/{model}:generateContent` (the adapter checked base_url)."""
-    name = model if model.startswith(_MODEL_PREFIXES) else f"models/{model}"
-    return f"{base_url.rstrip('/')}/{_API_VERSION}/{name}:generateContent"
-
-
-def _api_key_from_env() -> str | None:
-    """GOOGLE_API_KEY, else GEMINI_API_KEY: google-genai's documented order (an empty
-    value counts as unset)."""
-    key = os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
-    return key.strip() if key else None
-
-
-# --- the adapter
-
-
-class GoogleAdapter(ProviderAdapter):
-    """Gemini's `generateContent` REST API, translated to and from wink's loop."""
-
-    provider = PROVIDER
-    api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
-
-    def _check_settings(self) -> None:
-        gemini_thinking_config(self.model, self.settings)
-
-    def _key(self) -> str | None:
-        return self._api_key or _api_key_from_env()
-
-    def _make_client(self, *, sync: bool) -> Any:
-        kind = httpx2.Client if sync else httpx2.AsyncClient
-        return kind(headers=self._own_headers(), timeout=self.timeout)
-
-    def _is_async_client(self, client: Any) -> bool:
-        return isinstance(client, httpx2.AsyncClient)
-
-    def _own_headers(self) -> dict[str, str]:
-        key = self._key()
-        if not key:
-            raise ValueError(
-                "no Gemini API key: pass api_key= or set GOOGLE_API_KEY or GEMINI_API_KEY"
-            )
-        return {"x-goog-api-key": key, "content-type": "application/json"}
-
-    def _build_request(self, request: ModelRequest) -> WireRequest:
-        url = _endpoint(self.base_url or DEFAULT_BASE_URL, self.model)
-        return WireRequest(url, _build_request(request, self.settings, self.model))
-
-    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
-        return _parse_response(data)
-
-    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
-        return _map_errors(prompt_name, self._secrets, self.model)
-
-    def _http_calls(self) -> HttpCalls:
-        return GeminiCalls(self._key)
-
-
-class GeminiCalls:
-    """Gemini's REST calls over httpx2 (wink's own clients carry the key; a caller's
-    client gets it per request unless it carries one)."""
-
-    __slots__ = ("_key",)
-
-    def __init__(self, key: Callable[[], str | None]) -> None:
-        self._key = key
-
-    def _headers_for(self, client: httpx2.Client | httpx2.AsyncClient) -> dict[str, str] | None:
-        """What a request adds to the client's headers: nothing on wink's own clients; the
-        key (unless the caller's client carries one) and the content type on a caller's."""
-        present = client.headers
-        if "x-goog-api-key" in present and "content-type" in present:
-            return None
-        headers = {"content-type": "application/json"}
-        key = self._key()
-        if key and "x-goog-api-key" not in present:
-            headers["x-goog-api-key"] = key
-        return headers
-
-    def post(self, client: Any, wire: EncodedRequest, time_limit: float) -> tuple[bytes, Any]:
-        if not isinstance(client, httpx2.Client):
-            raise _not_a_client(client)
-        response = client.post(
-            wire.path, content=wire.content, headers=self._headers_for(client), timeout=time_limit
-        )
-        return _content(response), response.headers
-
-    async def post_async(
-        self, client: Any, wire: EncodedRequest, time_limit: float
-    ) -> tuple[bytes, Any]:
-        if not isinstance(client, httpx2.AsyncClient):
-            raise _not_a_client(client)
-        response = await client.post(
-            wire.path, content=wire.content, headers=self._headers_for(client), timeout=time_limit
-        )
-        return _content(response), response.headers
-
-    def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
-        if not isinstance(client, httpx2.Client):
-            raise _not_a_client(client)
-        request = client.build_request(
-            "POST",
-            wire.path,
-            content=wire.content,
-            headers=self._headers_for(client),
-            timeout=time_limit,
-        )
-        response = client.send(request, stream=True)
-        if not response.is_success:
-            response.read()  # the error body decides what the answer becomes
-            raise GeminiErrorAnswer(response)
-        return response
-
-    async def open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
-        if not isinstance(client, httpx2.AsyncClient):
-            raise _not_a_client(client)
-        request = client.build_request(
-            "POST",
-            wire.path,
-            content=wire.content,
-            headers=self._headers_for(client),
-            timeout=time_limit,
-        )
-        response = await client.send(request, stream=True)
-        if not response.is_success:
-            await response.aread()
-            raise GeminiErrorAnswer(response)
-        return response
-
-
-def _content(response: httpx2.Response) -> bytes:
-    """The body of a 2xx; any other status is an error answer, classified by status."""
-    if not response.is_success:
-        raise GeminiErrorAnswer(response)
-    return response.content
-
-
-def _not_a_client(client: object) -> ConfigurationError:
-    kind = type(client)
-    hint = (
-        "; wink speaks the Gemini REST API itself: pass base_url= and api_key= instead"
-        if kind.__module__.startswith("google.")
-        else ""
-    )
-    return ConfigurationError(
-        f"client= must be an httpx2.Client or httpx2.AsyncClient, not "
-        f"{kind.__module__}.{kind.__qualname__}{hint}",
-        provider="google",
-        option="client",
     )

@@ -17,6 +17,7 @@ from ...core.foundation.errors import PromptEvaluationError
 from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
 from ...core.transport.decoding import (
+    Parse,
     ToolCalls,
     decode_json,
     keep_identity,
@@ -24,12 +25,8 @@ from ...core.transport.decoding import (
     truncated,
 )
 from ...core.transport.errors import MalformedResponse
-from .generate import (  # the Gemini error-body readers, wherever google.py takes them from
-    _parse_arguments,
-    _parse_response,
-    google_error_facts,
-    synthetic_call_id,
-)
+from .errors import google_error_facts
+from .generate import parse_arguments, synthetic_call_id
 
 __all__ = ["GeminiStream", "GeminiStreamDecoder"]
 
@@ -48,8 +45,10 @@ class GeminiStream:
             raise ValueError(f"not a generateContent URL: {path}")
         return path[: -len(_GENERATE)] + _STREAM, body
 
-    def decoder(self, prompt_name: str, secrets: tuple[str, ...]) -> GeminiStreamDecoder:
-        return GeminiStreamDecoder(prompt_name, secrets)
+    def decoder(
+        self, prompt_name: str, secrets: tuple[str, ...], parse: Parse
+    ) -> GeminiStreamDecoder:
+        return GeminiStreamDecoder(prompt_name, secrets, parse)
 
 
 class _TextRun:
@@ -77,15 +76,17 @@ class GeminiStreamDecoder:
         "_calls",
         "_finish",
         "_identity",
+        "_parse",
         "_parts",
         "_prompt",
         "_secrets",
         "_usage",
     )
 
-    def __init__(self, prompt_name: str, secrets: tuple[str, ...]) -> None:
+    def __init__(self, prompt_name: str, secrets: tuple[str, ...], parse: Parse) -> None:
         self._prompt = prompt_name
         self._secrets = secrets
+        self._parse = parse
         self._parts: list[dict[str, Any] | _TextRun] = []
         self._calls = ToolCalls()
         self._finish: Any = None
@@ -166,7 +167,7 @@ class GeminiStreamDecoder:
             call_id = synthetic_call_id()  # `finish` gives the parsed call the same one
         key = len(self._calls)
         self._calls.start(key, call_id, name, out)
-        self._calls.ready(key, out, _parse_arguments(function.get("args")))
+        self._calls.ready(key, out, parse_arguments(function.get("args")))
 
     def finish(self) -> ModelResponse:
         if self._finish is None and self._blocked is None:
@@ -182,7 +183,7 @@ class GeminiStreamDecoder:
             body["candidates"] = [candidate]
         if self._usage is not None:
             body["usageMetadata"] = self._usage
-        response = _parse_response(body)
+        response = self._parse(body)
         announced = [call.id for call in self._calls.in_order()]
         if not response.tool_calls or len(announced) != len(response.tool_calls):
             return response

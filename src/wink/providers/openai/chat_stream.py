@@ -14,6 +14,7 @@ from ...core.foundation.errors import PromptEvaluationError
 from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
 from ...core.transport.decoding import (
+    Parse,
     ToolCalls,
     decode_json,
     keep_identity,
@@ -21,7 +22,7 @@ from ...core.transport.decoding import (
     truncated,
 )
 from ...core.transport.errors import MalformedResponse
-from .chat import _parse_response, openai_error_facts
+from .client import openai_error_facts
 
 __all__ = ["ChatStream", "ChatStreamDecoder", "openai_error_status"]
 
@@ -79,8 +80,10 @@ class ChatStream:
         streamed.setdefault("stream_options", {"include_usage": True})
         return path, streamed
 
-    def decoder(self, prompt_name: str, secrets: tuple[str, ...]) -> ChatStreamDecoder:
-        return ChatStreamDecoder(prompt_name, secrets)
+    def decoder(
+        self, prompt_name: str, secrets: tuple[str, ...], parse: Parse
+    ) -> ChatStreamDecoder:
+        return ChatStreamDecoder(prompt_name, secrets, parse)
 
 
 class ChatStreamDecoder:
@@ -91,6 +94,7 @@ class ChatStreamDecoder:
         "_done",
         "_finish",
         "_identity",
+        "_parse",
         "_prompt",
         "_reasoning",
         "_refusal",
@@ -99,9 +103,10 @@ class ChatStreamDecoder:
         "_usage",
     )
 
-    def __init__(self, prompt_name: str, secrets: tuple[str, ...]) -> None:
+    def __init__(self, prompt_name: str, secrets: tuple[str, ...], parse: Parse) -> None:
         self._prompt = prompt_name
         self._secrets = secrets
+        self._parse = parse
         self._text: list[str] = []
         self._refusal: list[str] = []
         self._reasoning: dict[str, list[str]] = {}
@@ -223,7 +228,7 @@ class ChatStreamDecoder:
         }
         if self._usage is not None:
             body["usage"] = self._usage
-        return _parse_response(body)
+        return self._parse(body)
 
     def _failure(self, error: Any) -> PromptEvaluationError:
         detail = cast(dict[str, Any], error) if isinstance(error, dict) else {"message": error}

@@ -1,7 +1,7 @@
 """OpenAI Responses API: the neutral transcript <-> `POST /responses` JSON.
 
-Client, error map, strict schemas and failure text are shared with the Chat adapter
-(`wink.providers.openai.chat`). Wire facts are in docs/adapters/openai.md.
+Client, error map, strict schemas and failure text are shared with Chat Completions
+(`wink.providers.openai.client`). Wire facts are in docs/adapters/openai.md.
 """
 
 from __future__ import annotations
@@ -9,14 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-# The openai SDK import is guarded in the Chat adapter module, imported first: without
-# the extra, this module fails with the same ImportError naming `wink[openai]`.
-from .chat import (  # isort: skip
-    OpenAIClientAdapter,
-    failure_text,
-    strict_schema,
-)
-from ...core.foundation.messages import (  # isort: skip
+from ...core.foundation.messages import (
     AssistantMessage,
     FinishReason,
     Message,
@@ -31,12 +24,12 @@ from ...core.foundation.messages import (  # isort: skip
     Usage,
     UserMessage,
 )
+from ...core.foundation.settings import ModelSettings
 from ...core.transport.errors import MalformedResponse, read_count
+from .client import failure_text, strict_schema
+from .thinking import openai_reasoning_effort
 
-from ...adapters.base import ModelSettings, WireRequest  # isort: skip
-from ..thinking import openai_reasoning_effort  # isort: skip
-
-__all__ = ["OpenAIResponsesAdapter"]
+__all__ = ["PROVIDER", "build_request", "parse_response"]
 
 # --- tables
 
@@ -58,7 +51,7 @@ _SETTING_KEYS: dict[str, str] = {
 # --- request building
 
 
-def _build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
+def build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
     """The Responses body for one neutral request; stateless (`store` stays the caller's)."""
     instructions = [m.content for m in request.messages if isinstance(m, SystemMessage)]
     body: dict[str, Any] = {"model": model, "input": _map_messages(request.messages)}
@@ -170,7 +163,7 @@ def _map_tool_spec(spec: ToolSpec) -> dict[str, Any]:
 # --- response parsing
 
 
-def _parse_response(body: Any) -> ModelResponse:
+def parse_response(body: Any) -> ModelResponse:
     if not isinstance(body, dict):
         raise MalformedResponse("the body is not a JSON object")
     response = cast(dict[str, Any], body)
@@ -282,22 +275,3 @@ def _parse_usage(counts: Any) -> Usage:
         cached_tokens=read_count(counts, "input_tokens_details", "cached_tokens"),
         reasoning_tokens=read_count(counts, "output_tokens_details", "reasoning_tokens"),
     )
-
-
-# --- the adapter
-
-
-class OpenAIResponsesAdapter(OpenAIClientAdapter):
-    """OpenAI's Responses API through the openai SDK."""
-
-    provider = PROVIDER
-    unsupported_settings = frozenset({"stop", "seed"})
-
-    def _check_settings(self) -> None:
-        openai_reasoning_effort(self.model, self.settings, self.provider)
-
-    def _build_request(self, request: ModelRequest) -> WireRequest:
-        return WireRequest("/responses", _build_request(request, self.model, self.settings))
-
-    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
-        return _parse_response(data)

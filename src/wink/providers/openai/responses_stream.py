@@ -15,11 +15,10 @@ from typing import Any, cast
 from ...core.foundation.errors import PromptEvaluationError
 from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
-from ...core.transport.decoding import ToolCalls, decode_json, stream_failure, truncated
+from ...core.transport.decoding import Parse, ToolCalls, decode_json, stream_failure, truncated
 from ...core.transport.errors import MalformedResponse
-from .chat import openai_error_facts
 from .chat_stream import openai_error_status
-from .responses import _parse_response
+from .client import openai_error_facts
 
 __all__ = ["ResponsesStream", "ResponsesStreamDecoder"]
 
@@ -33,18 +32,21 @@ class ResponsesStream:
     def stream_body(self, path: str, body: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
         return path, {**body, "stream": True}
 
-    def decoder(self, prompt_name: str, secrets: tuple[str, ...]) -> ResponsesStreamDecoder:
-        return ResponsesStreamDecoder(prompt_name, secrets)
+    def decoder(
+        self, prompt_name: str, secrets: tuple[str, ...], parse: Parse
+    ) -> ResponsesStreamDecoder:
+        return ResponsesStreamDecoder(prompt_name, secrets, parse)
 
 
 class ResponsesStreamDecoder:
     """One round of Responses events -> deltas, then the final `response` object."""
 
-    __slots__ = ("_calls", "_final", "_items", "_prompt", "_secrets")
+    __slots__ = ("_calls", "_final", "_items", "_parse", "_prompt", "_secrets")
 
-    def __init__(self, prompt_name: str, secrets: tuple[str, ...]) -> None:
+    def __init__(self, prompt_name: str, secrets: tuple[str, ...], parse: Parse) -> None:
         self._prompt = prompt_name
         self._secrets = secrets
+        self._parse = parse
         self._calls = ToolCalls()
         self._items: dict[int, dict[str, Any]] = {}  # finished output items by index
         self._final: dict[str, Any] | None = None
@@ -112,7 +114,7 @@ class ResponsesStreamDecoder:
             raise truncated(self._prompt, "its `response.completed` event")
         if not final.get("output") and self._items:
             final = {**final, "output": [self._items[index] for index in sorted(self._items)]}
-        return _parse_response(final)
+        return self._parse(final)
 
     def _failure(self, error: Any) -> PromptEvaluationError:
         detail = cast(dict[str, Any], error) if isinstance(error, dict) else {}
