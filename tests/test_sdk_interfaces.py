@@ -43,7 +43,7 @@ STDLIB_ALLOWED = frozenset({"sys._getframe", "getattr(sys, '_getframe', None)"})
 OWN_OBJECTS = frozenset(
     {
         # a RedisLimiter's pacer runs its script through the limiter that made it
-        "wink/redis_limiter.py: self._limiter._run",
+        "wink/core/throttling/redis.py: self._limiter._run",
         # ResourceRegistry.merge fills the new registry from both registries' bindings
         "wink/core/prompting/resources.py: incoming._bindings",
         "wink/core/prompting/resources.py: merged._bindings",

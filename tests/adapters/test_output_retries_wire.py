@@ -12,8 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from tests.helpers.adapters import PROVIDERS, make_adapter
-from tests.helpers.prompts import Answer
-from tests.helpers.prompts import make_prompt as make_tool_prompt
+from tests.helpers.prompts import Answer, make_prompt as make_tool_prompt
 from wink import (
     FallbackAdapter,
     MarkdownSection,

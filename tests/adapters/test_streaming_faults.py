@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.adapters import KEY as SECRET
-from tests.helpers.adapters import PROVIDERS, make_adapter
+from tests.helpers.adapters import KEY as SECRET, PROVIDERS, make_adapter
 from wink import (
     BadRequestError,
     ContextWindowExceededError,

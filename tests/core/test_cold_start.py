@@ -17,8 +17,8 @@ import pytest
 from tests.helpers.throttling import run_jobs, virtual_time_loop
 from wink.core.foundation.errors import ThrottleDetails, ThrottleError
 from wink.core.foundation.messages import RateLimitInfo
-from wink.core.pacing import PaceOp, RequestPacer
 from wink.core.throttling.headers import retry_after_from_headers
+from wink.core.throttling.pacing import PaceOp, RequestPacer
 from wink.core.throttling.retry import RetryPolicy
 from wink.testing.faults import RateLimit
 from wink.testing.ratelimit import TokenBucket

@@ -17,9 +17,9 @@ from wink import (
     Prompt,
     RetryPolicy,
     Session,
+    create_adapter as make,
 )
-from wink import create_adapter as make
-from wink.core.pacing import RequestPacer
+from wink.core.throttling.pacing import RequestPacer
 from wink.testing import Fault, ProviderEmulator, RateLimit, Turn
 
 HELLO = Prompt(name="hello", sections=[MarkdownSection(key="t", title="T", template="Hi")])

@@ -6,8 +6,7 @@ import contextlib
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from tests.helpers.adapters import FAST_RETRY, KEY
 from tests.helpers.prompts import WEATHER_TOOL, Answer, make_prompt

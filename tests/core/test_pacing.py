@@ -1,5 +1,5 @@
-"""The request pacer (`wink.core.pacing`): on a fake clock, on threads, and simulated on a
-virtual-time event loop against the emulator's own token bucket."""
+"""The request pacer (`wink.core.throttling.pacing`): on a fake clock, on threads, and
+simulated on a virtual-time event loop against the emulator's own token bucket."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from tests.helpers.throttling import (
 from tests.helpers.wire import load_recording
 from wink.core.foundation.errors import ThrottleDetails, ThrottleError
 from wink.core.foundation.messages import RateLimitInfo
-from wink.core.pacing import RequestPacer
 from wink.core.throttling.headers import rate_limit_info_from_headers, retry_after_from_headers
+from wink.core.throttling.pacing import RequestPacer
 from wink.core.throttling.retry import RetryPolicy
 from wink.providers.anthropic import messages as anthropic
 from wink.providers.openai import client as openai

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from pydantic import ValidationError
 
 from wink.core.foundation.errors import (

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from wink.core.foundation.errors import (
     CircularDependencyError,

@@ -21,7 +21,8 @@ from wink.core.transport.errors import error_from_status
 def test_importing_the_policy_loads_no_tenacity() -> None:
     """tenacity is loaded on the first retry, not by importing the retry policy."""
     code = (
-        "import sys, wink.core.throttling.retry, wink.core.pacing; print('tenacity' in sys.modules)"
+        "import sys, wink.core.throttling.retry, wink.core.throttling.pacing\n"
+        "print('tenacity' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -29,7 +29,7 @@ from wink import (
     create_adapter,
 )
 from wink.core.foundation.messages import ModelRequest, ModelResponse, RateLimitInfo, UserMessage
-from wink.core.pacing import RequestPacer
+from wink.core.throttling.pacing import RequestPacer
 from wink.core.transport.runner import Runner
 from wink.testing import Fault, ProviderEmulator
 from wink.testing.scripted import ScriptedAdapter

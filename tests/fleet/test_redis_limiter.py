@@ -23,8 +23,8 @@ from wink import (
     create_adapter,
 )
 from wink.adapters.base import ProviderAdapter
-from wink.core import pacing
-from wink.redis_limiter import RedisPacer
+from wink.core.throttling import pacing
+from wink.core.throttling.redis import RedisPacer
 from wink.testing import Fault, ProviderEmulator, RateLimit, Turn
 from wink.testing.redis_server import RedisServer
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from tenacity import AsyncRetrying, RetryCallState
 
 from wink.core.foundation.errors import ThrottleDetails, ThrottleError, ThrottleKind
-from wink.core.pacing import RequestPacer
+from wink.core.throttling.pacing import RequestPacer
 from wink.core.throttling.retry import RetryPolicy
 
 

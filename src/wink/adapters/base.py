@@ -26,7 +26,7 @@ from ..core.foundation.errors import (
 )
 from ..core.foundation.messages import ModelRequest
 from ..core.foundation.settings import ModelSettings
-from ..core.limiter import InProcessLimiter, Limiter
+from ..core.throttling.limiter import InProcessLimiter, Limiter
 from ..core.throttling.retry import RetryPolicy
 from ..core.transport.clients import ClientPool
 from ..core.transport.exchange import Exchange

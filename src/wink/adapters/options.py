@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
 from ..core.foundation.settings import Effort, ModelSettings, Thinking
-from ..core.limiter import Limiter
+from ..core.throttling.limiter import Limiter
 from ..core.throttling.retry import RetryPolicy
 
 if TYPE_CHECKING:

@@ -36,8 +36,14 @@ if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import Span, Tracer
 
-    from ..agent.executor import ToolExecution
-    from ..foundation.messages import Message, ModelRequest, ModelResponse, ToolCall
+    from ..foundation.messages import (
+        Message,
+        ModelRequest,
+        ModelResponse,
+        ToolCall,
+        ToolResultMessage,
+    )
+    from ..foundation.results import ToolResult
 
 __all__ = [
     "CAPTURE_CONTENT_VARIABLE",
@@ -47,6 +53,7 @@ __all__ = [
     "current_trace",
     "telemetry_for",
     "Served",
+    "ToolOutcome",
     "traced_evaluation",
 ]
 
@@ -143,6 +150,19 @@ def _otel() -> _OpenTelemetry:
     if _api is None:
         _api = _OpenTelemetry()
     return _api
+
+
+class ToolOutcome(Protocol):
+    """What a tool span records of a finished call (`wink.core.agent.executor.ToolExecution`):
+    its result, the exception behind a failure, and the text the model reads."""
+
+    @property
+    def result(self) -> ToolResult[Any]: ...
+
+    @property
+    def error(self) -> BaseException | None: ...
+
+    def to_message(self) -> ToolResultMessage: ...
 
 
 class Served(Protocol):
@@ -343,7 +363,7 @@ class EvaluationTrace:
             _with_content(span, "gen_ai.tool.call.arguments", call.arguments_json)
         return OpenSpan(span, api.attach(api.in_context(span)))
 
-    def tool_finished(self, opened: OpenSpan, execution: ToolExecution) -> None:
+    def tool_finished(self, opened: OpenSpan, execution: ToolOutcome) -> None:
         """A failed result (the model reads it, nothing was raised) sets the error
         status too."""
         self._api.detach(opened.token)
@@ -404,7 +424,7 @@ def _failed(span: Span, error: BaseException) -> None:
     span.set_status(_otel().error, str(error)[:1000])
 
 
-def _tool_outcome(span: Span, execution: ToolExecution, content: bool) -> None:
+def _tool_outcome(span: Span, execution: ToolOutcome, content: bool) -> None:
     result = execution.result
     if not result.success:
         error = execution.error

@@ -21,8 +21,8 @@ from ..foundation.errors import (
     WinkError,
 )
 from ..foundation.messages import ModelRequest, ModelResponse
-from ..limiter import Pacer
 from ..telemetry.spans import current_trace
+from ..throttling.limiter import Pacer
 from ..throttling.retry import RetryPolicy
 from .errors import redact_secrets
 from .http import Transport

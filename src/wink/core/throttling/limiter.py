@@ -12,10 +12,10 @@ from abc import ABC, abstractmethod
 from datetime import timedelta
 from typing import Protocol
 
-from .foundation.errors import ConfigurationError
-from .foundation.messages import RateLimitInfo
+from ..foundation.errors import ConfigurationError
+from ..foundation.messages import RateLimitInfo
 from .pacing import RequestPacer
-from .throttling.retry import HasRemaining
+from .retry import HasRemaining
 
 __all__ = ["InProcessLimiter", "Limiter", "Pacer", "check_key"]
 

@@ -19,19 +19,19 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .core.foundation.checks import kind_of
-from .core.foundation.errors import ConfigurationError
-from .core.foundation.messages import RateLimitInfo
-from .core.limiter import Limiter, check_key
-from .core.pacing import (
-    _FORGET_AFTER,
-    _FORGET_INTERVALS,
-    _MIN_INTERVAL,
-    _RELAX,
-    _SETTLE,
+from ..foundation.checks import kind_of
+from ..foundation.errors import ConfigurationError
+from ..foundation.messages import RateLimitInfo
+from .limiter import Limiter, check_key
+from .pacing import (
+    FORGET_AFTER,
+    FORGET_INTERVALS,
+    MIN_INTERVAL,
+    RELAX,
+    SETTLE,
     RequestPacer,
 )
-from .core.throttling.retry import HasRemaining
+from .retry import HasRemaining
 
 __all__ = ["RedisLimiter", "RedisPacer"]
 
@@ -76,12 +76,12 @@ for _ = 1, tonumber(ARGV[3]) do
   i = i + 4
   if kind == 'hold' then
     blocked = math.max(blocked, now + value)
-    if floor >= {_MIN_INTERVAL!r} then interval = math.max(interval, floor) end
+    if floor >= {MIN_INTERVAL!r} then interval = math.max(interval, floor) end
     confirmed = math.max(confirmed, blocked)
   elseif kind == 'settle' then
     local learned = value
-    if value < interval then learned = math.max(value, interval * {_SETTLE!r}) end
-    if learned < {_MIN_INTERVAL!r} then
+    if value < interval then learned = math.max(value, interval * {SETTLE!r}) end
+    if learned < {MIN_INTERVAL!r} then
       interval = 0
     else
       interval = learned
@@ -95,12 +95,12 @@ for _ = 1, tonumber(ARGV[3]) do
       backed_off = now
     end
   elseif kind == 'relax' or kind == 'scale' then
-    if kind == 'relax' then value = {_RELAX!r} end
+    if kind == 'relax' then value = {RELAX!r} end
     interval = interval * value
-    if interval < {_MIN_INTERVAL!r} then interval = 0 end
+    if interval < {MIN_INTERVAL!r} then interval = 0 end
   end
 end
-local unconfirmed = math.max({_FORGET_AFTER!r}, {_FORGET_INTERVALS!r} * interval)
+local unconfirmed = math.max({FORGET_AFTER!r}, {FORGET_INTERVALS!r} * interval)
 if interval > 0 and now > confirmed + unconfirmed then interval = 0 end
 local action, margin, arg = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
 local spacing = interval * (1 + margin)

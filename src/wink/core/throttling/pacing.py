@@ -1,6 +1,6 @@
 """`RequestPacer`: spaces one provider key's requests while the provider is throttling.
 
-The in-process pacer, and the learner every limiter shares (`wink.core.limiter`): a
+The in-process pacer, and the learner every limiter shares (`wink.core.throttling.limiter`): a
 Redis limiter runs one per process too, to learn from its answers and to fall back on.
 """
 
@@ -16,23 +16,32 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal, cast
 
+from ..foundation.messages import RateLimitInfo
 from .cold_start import ColdStart
-from .foundation.messages import RateLimitInfo
-from .throttling.retry import HasRemaining
+from .retry import HasRemaining
 
-__all__ = ["PaceOp", "RequestPacer", "as_seconds"]
+__all__ = [
+    "FORGET_AFTER",
+    "FORGET_INTERVALS",
+    "MIN_INTERVAL",
+    "RELAX",
+    "SETTLE",
+    "PaceOp",
+    "RequestPacer",
+    "as_seconds",
+]
 
 _LOW_FRACTION = 0.25  # remaining <= max(1, limit/4): the allowance is nearly spent, pace
 _PLENTY_FRACTION = 0.5  # remaining >= limit/2 (and >= 2): no need to pace, relax
-_RELAX = 0.5  # each relaxed response halves the interval
-_SETTLE = 0.9  # a smaller sample lowers the interval gently (reset values are rounded)
-_MIN_INTERVAL = 1e-4  # below this, spacing requests is pointless: stop pacing
+RELAX = 0.5  # each relaxed response halves the interval
+SETTLE = 0.9  # a smaller sample lowers the interval gently (reset values are rounded)
+MIN_INTERVAL = 1e-4  # below this, spacing requests is pointless: stop pacing
 _MAX_INTERVAL = 60.0
 _THROTTLE_INTERVAL_CAP = 1.0  # a long retry-after holds everyone; it does not space them
 _UNKNOWN_WAIT = 0.5  # a throttle that did not say how long: hold everyone this long
 _UNKNOWN_INTERVAL = 0.05
-_FORGET_AFTER = 5.0  # pacing that nothing has confirmed for this long is dropped...
-_FORGET_INTERVALS = 20.0  # ...or for this many intervals, if that is longer
+FORGET_AFTER = 5.0  # pacing that nothing has confirmed for this long is dropped...
+FORGET_INTERVALS = 20.0  # ...or for this many intervals, if that is longer
 _MARGIN_MIN, _MARGIN_MAX, _MARGIN_STEP, _MARGIN_EASE = 0.05, 0.5, 0.04, 0.0005
 _RTT_DRIFT = 0.01  # how fast the round-trip baseline follows a slower network
 _PROBE = 0.002  # a paced success without rate headers shortens the interval by this fraction
@@ -117,7 +126,7 @@ class RequestPacer:
       one is held back by the same amount;
     * a sleeper that wakes too close to the previous release waits the difference; one
       woken inside a hold that began while it slept books a new slot;
-    * pacing that nothing confirms for `_FORGET_AFTER` seconds (or 20 intervals) is
+    * pacing that nothing confirms for `FORGET_AFTER` seconds (or 20 intervals) is
       dropped.
 
     When not pacing, `idle` is True and callers skip `acquire` altogether.
@@ -319,7 +328,7 @@ class RequestPacer:
         """Take a shared state as this pacer's: the fleet's interval and hold."""
         with self._lock:
             now = self._clock()
-            self._interval = interval if interval >= _MIN_INTERVAL else 0.0
+            self._interval = interval if interval >= MIN_INTERVAL else 0.0
             if self._interval == 0.0:
                 self._margin = _MARGIN_MIN
             if blocked_for > 0:
@@ -424,7 +433,7 @@ class RequestPacer:
     def _hold(self, now: float, wait: float, floor: float) -> None:
         self._record(PaceOp("hold", wait, floor))
         self._blocked_until = max(self._blocked_until, now + wait)
-        if floor >= _MIN_INTERVAL:
+        if floor >= MIN_INTERVAL:
             self._interval = max(self._interval, floor)
         self._confirmed_at = max(self._confirmed_at, self._blocked_until)
         self._cold.end()
@@ -434,8 +443,8 @@ class RequestPacer:
         """Take a header's sample interval (a smaller one gently); False: pacing stops."""
         self._record(PaceOp("settle", sample))
         current = self._interval
-        learned = sample if sample >= current else max(sample, current * _SETTLE)
-        if learned < _MIN_INTERVAL:
+        learned = sample if sample >= current else max(sample, current * SETTLE)
+        if learned < MIN_INTERVAL:
             self._stop_pacing()
             return False
         self._interval = learned
@@ -447,15 +456,15 @@ class RequestPacer:
     def _scale(self, now: float, factor: float) -> None:
         self._record(PaceOp("scale", factor))
         scaled = self._interval * factor
-        if scaled >= _MIN_INTERVAL:
+        if scaled >= MIN_INTERVAL:
             self._interval = scaled
         else:
             self._stop_pacing()
 
     def _relax(self) -> None:
         self._record(PaceOp("relax"))
-        relaxed = self._interval * _RELAX
-        if relaxed >= _MIN_INTERVAL:
+        relaxed = self._interval * RELAX
+        if relaxed >= MIN_INTERVAL:
             self._interval = relaxed
         else:
             self._stop_pacing()
@@ -483,7 +492,7 @@ class RequestPacer:
         """Seconds between two releases, 0 when not pacing."""
         if self._interval == 0.0:
             return 0.0
-        if now > self._confirmed_at + max(_FORGET_AFTER, _FORGET_INTERVALS * self._interval):
+        if now > self._confirmed_at + max(FORGET_AFTER, FORGET_INTERVALS * self._interval):
             self._stop_pacing()
             return 0.0
         return self._interval * (1.0 + self._margin)
