@@ -378,3 +378,14 @@ def test_the_global_tracer_provider_is_used_once_the_application_sets_one() -> N
         print(sorted(span.name for span in exporter.get_finished_spans()))
     """
     assert _run_python(code) == "['chat test', 'invoke_agent p']"
+
+
+def test_an_sdk_importing_opentelemetry_turns_no_tracing_on() -> None:
+    """The anthropic SDK imports OpenTelemetry itself; with no provider set, wink makes no
+    spans (they would record nothing, at a cost on every evaluation)."""
+    code = """
+        import opentelemetry.trace
+        from wink.core.telemetry.spans import telemetry_for
+        print(telemetry_for(None))
+    """
+    assert _run_python(code) == "None"

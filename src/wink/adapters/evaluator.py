@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Self
 
 from ..core.foundation.runtime import run_sync
@@ -166,21 +167,22 @@ class Evaluator(ABC):
             lambda queue: self._evaluation(prompt, call, blocking=False, sink=queue)
         )
 
-    async def _evaluation(
+    def _evaluation(
         self,
         prompt: Prompt[OutputT],
         call: Call,
         *,
         blocking: bool,
         sink: EventQueue | None = None,
-    ) -> PromptResponse[OutputT]:
-        """The one evaluation coroutine every entry point runs."""
+    ) -> Coroutine[Any, Any, PromptResponse[OutputT]]:
+        """The one evaluation coroutine every entry point runs (the loop's own, so the
+        adapter stays out of its frames)."""
         from ..core.agent.loop import run_evaluation
         from ..core.prompting.session import Session
 
         session = call.session if call.session is not None else Session()
         client, settings = self._plan(session, blocking=blocking)
-        return await run_evaluation(
+        return run_evaluation(
             client,
             prompt,
             session=session,

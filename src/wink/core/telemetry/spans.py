@@ -74,9 +74,10 @@ class Telemetry:
     """Where an adapter's spans go: a tracer from a `TracerProvider`, and what each span
     of a given adapter starts with (made once, not per span)."""
 
-    __slots__ = ("_chats", "tracer")
+    __slots__ = ("_chats", "provider", "tracer")
 
     def __init__(self, tracer_provider: Any) -> None:
+        self.provider = tracer_provider
         from ..foundation.version import __version__
 
         self.tracer: Tracer = tracer_provider.get_tracer("wink", __version__)
@@ -101,22 +102,25 @@ _global: Telemetry | None = None
 
 def telemetry_for(configured: Telemetry | None) -> Telemetry | None:
     """The adapter's own telemetry, else the global tracer provider's once the
-    application has imported OpenTelemetry, else None (no cost at all)."""
+    application has set one, else None (no cost at all). An SDK that imports
+    OpenTelemetry itself (anthropic does) configures nothing: until a provider is set,
+    the global one is OpenTelemetry's proxy, whose spans would record nothing."""
     if configured is not None:
         return configured
-    if _global is not None:
-        return _global
     if "opentelemetry.trace" not in sys.modules:
         return None
     return _global_telemetry()
 
 
-def _global_telemetry() -> Telemetry:
+def _global_telemetry() -> Telemetry | None:
     global _global
     from opentelemetry import trace
 
-    # A proxy until the application sets a provider; it follows one set later.
-    _global = Telemetry(trace.get_tracer_provider())
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, trace.ProxyTracerProvider):
+        return None  # nothing set yet: checked again at the next evaluation
+    if _global is None or _global.provider is not provider:
+        _global = Telemetry(provider)
     return _global
 
 
