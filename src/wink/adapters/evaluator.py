@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, replace
 from collections.abc import Coroutine
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self
 
 from ..core.foundation.runtime import run_sync
