@@ -42,6 +42,7 @@ from ..foundation.errors import (
 from ..foundation.messages import OutputSpec
 from ..foundation.results import ToolResult
 from .resources import ResourceBinding, ResourceFactory, ResourceRegistry
+from .sources import ToolSource
 from .tools import Tool, ToolContext, inline_schema_refs, is_model_type
 
 OutputT = TypeVar("OutputT", default=None)  # a prompt without output_type gives None
@@ -247,6 +248,10 @@ class MarkdownSection:
     every placeholder must then be one of its fields — otherwise from the first bound
     dataclass instance that has a field of that name. With a `summary`, the section is
     shown summarized (no children, no tools) until opened.
+
+    `mcp_servers` offers the tools of MCP servers (`wink.mcp.MCPServerStdio`,
+    `wink.mcp.MCPServerHTTP`; any `ToolSource`) beside `tools`, listed when an
+    evaluation starts.
     """
 
     key: str
@@ -256,6 +261,7 @@ class MarkdownSection:
     summary: str | None = None
     children: Sequence[MarkdownSection] = ()
     params: type[Any] | None = None
+    mcp_servers: Sequence[ToolSource] = ()
     placeholders: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -284,6 +290,15 @@ class MarkdownSection:
                     f"section tools must be Tool instances, got {kind_of(tool)}",
                     section_path=own_path,
                 )
+        servers = _listed(self.mcp_servers, "mcp_servers", "MCP servers", own_path)
+        for server in servers:
+            if not _is(server, ToolSource):
+                raise PromptValidationError(
+                    "mcp_servers takes MCP servers (wink.mcp.MCPServerStdio, "
+                    f"wink.mcp.MCPServerHTTP), got {kind_of(server)}",
+                    section_path=own_path,
+                )
+        object.__setattr__(self, "mcp_servers", servers)
         _check_sections(self.children, own_path)
         names = _placeholders(own_path, self.template, "template")
         if self.summary is not None:
@@ -385,6 +400,7 @@ class RenderedPrompt:
     output_type: type[Any] | None
     sections_rendered: tuple[SectionPath, ...]
     sections_summarized: tuple[SectionPath, ...] = ()
+    tool_sources: tuple[ToolSource, ...] = ()  # of the sections shown, each once
 
 
 @dataclass
@@ -395,6 +411,7 @@ class _Render:
     values: Mapping[SectionPath, Mapping[str, str]]
     blocks: list[str] = field(default_factory=lambda: list[str]())
     tools: list[Tool[Any, Any]] = field(default_factory=lambda: list[Tool[Any, Any]]())
+    sources: dict[int, ToolSource] = field(default_factory=lambda: dict[int, ToolSource]())
     rendered: list[SectionPath] = field(default_factory=lambda: list[SectionPath]())
     summarized: list[SectionPath] = field(default_factory=lambda: list[SectionPath]())
 
@@ -533,7 +550,15 @@ class Prompt(Generic[OutputT]):
             output_type=self.output_type,
             sections_rendered=tuple(result.rendered),
             sections_summarized=tuple(result.summarized),
+            tool_sources=tuple(result.sources.values()),
         )
+
+    @property
+    def tool_sources(self) -> tuple[ToolSource, ...]:
+        """The MCP servers of every section, shown or not, each once (an adapter closes
+        those it connected: `ToolSource.release`)."""
+        found = {id(s): s for _, section in _walk(self.sections) for s in section.mcp_servers}
+        return tuple(found.values())
 
     def _values(self, path: SectionPath, section: MarkdownSection) -> dict[str, str]:
         if section.params is not None:
@@ -581,6 +606,8 @@ def _render_section(state: _Render, section: MarkdownSection, path: SectionPath)
         )
         return
     state.tools.extend(section.tools)
+    for server in section.mcp_servers:
+        state.sources.setdefault(id(server), server)
     for child in section.children:
         _render_section(state, child, (*path, child.key))
 
