@@ -7,10 +7,7 @@ a server that cannot be started or reached raises `wink.ToolSourceError` when it
 connects. Needs the `mcp` package: `pip install 'wink[mcp]'` (docs/mcp.md).
 """
 
-from .servers import (
-    MCPServerHTTP as MCPServerHTTP,
-    MCPServerStdio as MCPServerStdio,
-    ToolFilter as ToolFilter,
-)
+from .options import ToolFilter as ToolFilter
+from .servers import MCPServerHTTP as MCPServerHTTP, MCPServerStdio as MCPServerStdio
 
 __all__ = ["MCPServerHTTP", "MCPServerStdio", "ToolFilter"]

@@ -26,9 +26,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import mcp.types
-
 import mcp
+import mcp.types
 
 from ..core.foundation.errors import ToolSourceError
 from ..core.foundation.results import ToolResult

@@ -127,7 +127,7 @@ def _block_text(block: mcp.types.ContentBlock) -> str:
 
 
 def _binary_note(what: str, mime_type: str | None, data: str) -> str:
-    size = len(data) * 3 // 4  # base64: 4 characters, 3 bytes
+    size = len(data.rstrip("=")) * 3 // 4  # base64: 4 characters for 3 bytes
     kind = f", {mime_type}" if mime_type else ""
     return (
         f"[{what}{kind}, about {size} bytes: not shown, wink does not pass images or audio "

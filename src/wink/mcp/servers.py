@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import re
 import shlex
 import threading
 import warnings
 import weakref
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
 from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ..core.foundation.checks import kind_of
 from ..core.foundation.errors import ConfigurationError, InvalidArgumentError, ToolSourceError
@@ -29,12 +28,23 @@ from ..core.foundation.runtime import run_in_thread
 from ..core.foundation.version import __version__
 from ..core.prompting.sources import SourceTool
 from ..core.prompting.tools import Tool, ToolContext
+from .options import (
+    ToolFilter,
+    check_prefix,
+    check_string_map,
+    check_strings,
+    check_text,
+    check_timeout,
+    check_tool_filter,
+    check_url,
+    shown_url,
+    url_secrets,
+)
 from .results import Redactor, name_problem, offered_name, redactor, schema_of
 
 if TYPE_CHECKING:
-    import mcp.types
-
     import mcp
+    import mcp.types
 
     from .connection import Connection
 
@@ -42,13 +52,8 @@ __all__ = ["MCPServerHTTP", "MCPServerStdio", "ToolFilter"]
 
 T = TypeVar("T")
 
-ToolFilter = Callable[[str], bool] | Collection[str]
-"""Which of a server's tools to offer: their names as the server lists them, or a
-function of the name that says yes or no."""
-
 DEFAULT_TIMEOUT = 60.0  # seconds: a listing, a call
 DEFAULT_CONNECT_TIMEOUT = 30.0  # seconds: starting or reaching a server, the handshake
-_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,31}$")
 
 
 class _MCPServer:
@@ -64,11 +69,11 @@ class _MCPServer:
         connect_timeout: float,
         secrets: Sequence[str],
     ) -> None:
-        self.name = _text(name, "name")
-        self.prefix = _prefix(prefix)
-        self.tool_filter = _tool_filter(tool_filter)
-        self.timeout = _timeout(timeout, "timeout")
-        self.connect_timeout = _timeout(connect_timeout, "connect_timeout")
+        self.name = check_text(name, "name")
+        self.prefix = check_prefix(prefix)
+        self.tool_filter = check_tool_filter(tool_filter)
+        self.timeout = check_timeout(timeout, "timeout")
+        self.connect_timeout = check_timeout(connect_timeout, "connect_timeout")
         self._redact: Redactor = redactor(secrets)
         self._lock = threading.Lock()
         self._connection: Connection | None = None
@@ -288,9 +293,9 @@ class MCPServerStdio(_MCPServer):
         timeout: float = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     ) -> None:
-        self.command = _text(command, "command")
-        self.args: tuple[str, ...] = _strings(args, "args")
-        self._env: dict[str, str] = _string_map(env, "env")
+        self.command = check_text(command, "command")
+        self.args: tuple[str, ...] = check_strings(args, "args")
+        self._env: dict[str, str] = check_string_map(env, "env")
         if cwd is not None and not isinstance(cast(object, cwd), str | PathLike):
             raise InvalidArgumentError(f"cwd must be a path, got {kind_of(cwd)}", argument="cwd")
         self.cwd = fspath(cwd) if cwd is not None else None
@@ -341,26 +346,26 @@ class MCPServerHTTP(_MCPServer):
         timeout: float = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     ) -> None:
-        self.url = _url(url)
-        self._headers: dict[str, str] = _string_map(headers, "headers")
+        self.url = check_url(url)
+        self._headers: dict[str, str] = check_string_map(headers, "headers")
         super().__init__(
             name=name if name is not None else (urlsplit(self.url).hostname or self.url),
             prefix=prefix,
             tool_filter=tool_filter,
             timeout=timeout,
             connect_timeout=connect_timeout,
-            secrets=[*self._headers.values(), *_url_secrets(self.url)],
+            secrets=[*self._headers.values(), *url_secrets(self.url)],
         )
 
     _comeback = "reconnected"
 
     @property
     def target(self) -> str:
-        return f"the URL {_shown_url(self.url)}"
+        return f"the URL {shown_url(self.url)}"
 
     def __repr__(self) -> str:
         headers = f", headers=<{', '.join(sorted(self._headers))}>" if self._headers else ""
-        return f"MCPServerHTTP(name={self.name!r}, url={_shown_url(self.url)!r}{headers})"
+        return f"MCPServerHTTP(name={self.name!r}, url={shown_url(self.url)!r}{headers})"
 
     def _opener(self) -> Callable[[AsyncExitStack], Awaitable[mcp.Client]]:
         return functools.partial(_open_http, self.url, dict(self._headers), self.timeout)
@@ -448,120 +453,3 @@ def _closed_result(name: str) -> ToolResult[Any]:
         "next evaluation",
         code="external_service_error",
     )
-
-
-# ---- checking what the caller gave
-
-
-def _text(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidArgumentError(f"{what} must be a string, got {kind_of(value)}", argument=what)
-    if not value.strip():
-        raise ConfigurationError(f"{what} must not be empty", option=what)
-    return value
-
-
-def _strings(values: object, what: str) -> tuple[str, ...]:
-    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
-        raise InvalidArgumentError(
-            f"{what} must be a list of strings, got {kind_of(values)}", argument=what
-        )
-    items = tuple(cast(Sequence[object], values))
-    for item in items:
-        if not isinstance(item, str):
-            raise InvalidArgumentError(
-                f"{what} must be a list of strings, got an item {kind_of(item)}", argument=what
-            )
-    return cast(tuple[str, ...], items)
-
-
-def _string_map(values: object, what: str) -> dict[str, str]:
-    if values is None:
-        return {}
-    if not isinstance(values, Mapping):
-        raise InvalidArgumentError(
-            f"{what} must be a mapping of strings to strings, got {kind_of(values)}",
-            argument=what,
-        )
-    checked: dict[str, str] = {}
-    for key, value in cast(Mapping[object, object], values).items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise InvalidArgumentError(  # the key is named, the value never shown
-                f"{what} must map strings to strings; the entry {key!r} does not"
-                if isinstance(key, str)
-                else f"{what} must map strings to strings, got a key {kind_of(key)}",
-                argument=what,
-            )
-        checked[key] = value
-    return checked
-
-
-def _prefix(prefix: object) -> str | None:
-    if prefix is None:
-        return None
-    if not isinstance(prefix, str):
-        raise InvalidArgumentError(
-            f"prefix must be a string, got {kind_of(prefix)}", argument="prefix"
-        )
-    if not _PREFIX.fullmatch(prefix):
-        raise ConfigurationError(
-            f"prefix {prefix!r} must be 1-32 letters, digits, '_' or '-', starting with a "
-            "letter or '_' (it begins every tool name the model sees)",
-            option="prefix",
-        )
-    return prefix
-
-
-def _tool_filter(value: object) -> ToolFilter | None:
-    if value is None or callable(value):
-        return cast(ToolFilter | None, value)
-    if isinstance(value, str | bytes) or not isinstance(value, Collection):
-        raise InvalidArgumentError(
-            "tool_filter must be a collection of tool names or a function of a name, got "
-            f"{kind_of(value)}",
-            argument="tool_filter",
-        )
-    names = frozenset(cast(Collection[object], value))
-    if not all(isinstance(name, str) for name in names):
-        raise InvalidArgumentError("tool_filter names must be strings", argument="tool_filter")
-    return cast(frozenset[str], names)
-
-
-def _timeout(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidArgumentError(
-            f"{what} must be a number of seconds, got {kind_of(value)}", argument=what
-        )
-    if not 0 < value < float("inf"):
-        raise ConfigurationError(
-            f"{what} must be a positive number of seconds, got {value!r}", option=what
-        )
-    return float(value)
-
-
-def _url(value: object) -> str:
-    url = _text(value, "url").strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigurationError(
-            f"url must be an http:// or https:// URL, got {_shown_url(url)!r}", option="url"
-        )
-    return url
-
-
-def _shown_url(url: str) -> str:
-    """`url` without what may be a secret in it: user info, the query's values."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<not a URL>"
-    host = parts.netloc.rpartition("@")[2]
-    query = "&".join(f"{pair.partition('=')[0]}=***" for pair in parts.query.split("&") if pair)
-    return urlunsplit((parts.scheme, host, parts.path, query, ""))
-
-
-def _url_secrets(url: str) -> list[str]:
-    parts = urlsplit(url)
-    found = [parts.password or "", parts.username or ""]
-    found += [pair.partition("=")[2] for pair in parts.query.split("&") if pair]
-    return [value for value in found if value]

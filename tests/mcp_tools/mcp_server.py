@@ -16,13 +16,12 @@ import sys
 
 import anyio
 import uvicorn
+from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 from pydantic import BaseModel
-
-from mcp import MCPError
 
 server = MCPServer("wink-tests", log_level="CRITICAL")
 
