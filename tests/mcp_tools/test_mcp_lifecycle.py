@@ -19,7 +19,7 @@ from tests.helpers.mcp_servers import (
     prompt_with,
     stdio_server,
 )
-from wink import Session, ToolInvoked
+from wink import FallbackAdapter, Session, ToolInvoked
 from wink.testing import EmulatedRequest, EmulatedToolCall, ProviderEmulator, Turn
 
 PID = Turn.tool_calls(EmulatedToolCall("pid", {}))
@@ -200,3 +200,19 @@ def test_a_tool_that_outlasts_its_timeout_leaves_the_server_usable(
     slow, add = session[ToolInvoked]
     assert slow.result.code == "timeout"
     assert add.result.message == "4"  # the same session, after the cancelled call
+
+
+async def test_a_fallback_adapter_closes_the_servers_its_evaluations_connected(
+    ok_emulator: ProviderEmulator,
+) -> None:
+    ok_emulator.set_script([PID])
+    server = stdio_server()
+    fallback = FallbackAdapter(
+        [make_adapter("anthropic", ok_emulator), make_adapter("openai", ok_emulator)]
+    )
+    session = Session()
+    await fallback.evaluate_async(prompt_with(server), session=session)
+    (pid,) = pids(session)
+    assert alive(pid)
+    await fallback.aclose()
+    assert not alive(pid)

@@ -71,6 +71,8 @@ class ServerLoop:
         self._thread = threading.Thread(
             target=self.loop.run_forever, name=f"wink-mcp {name}", daemon=True
         )
+        self._state = threading.Lock()
+        self._stopping = False
         self._thread.start()
 
     @property
@@ -79,15 +81,23 @@ class ServerLoop:
         return threading.current_thread() is self._thread
 
     def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        """Run `coroutine` on the loop; RuntimeError once the loop is stopping (what was
+        submitted before is cancelled by `stop`, so no caller waits forever)."""
+        with self._state:
+            if self._stopping:
+                raise RuntimeError("the MCP server's event loop is stopped")
+            return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
     def stop(self) -> None:
         """Cancel what is left on the loop, stop it and close it (from another thread)."""
-        if self.loop.is_closed():
-            return
+        with self._state:
+            if self._stopping:
+                return
+            self._stopping = True
         if self.loop.is_running():
+            cancelled = asyncio.run_coroutine_threadsafe(_cancel_the_rest(), self.loop)
             with contextlib.suppress(Exception):
-                self.submit(_cancel_the_rest()).result(timeout=_CLOSE_WAIT)
+                cancelled.result(timeout=_CLOSE_WAIT)
             self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=_CLOSE_WAIT)
         if not self._thread.is_alive():
@@ -299,16 +309,12 @@ class Connection:
 
     def close(self) -> None:
         """Leave the session and stop the loop (from any thread but the loop's own)."""
-        if self.loop.is_current:  # a finalizer run on the loop: let the loop wind down
-            self.loop.loop.call_soon(lambda: asyncio.ensure_future(self._close_here()))
+        if self.loop.is_current:  # a finalizer run on the loop: hand the close to a thread
+            threading.Thread(target=self.close, name="wink-mcp close", daemon=True).start()
             return
         with contextlib.suppress(Exception):
             self.loop.submit(self.disconnect()).result(timeout=2 * _CLOSE_WAIT)
         self.loop.stop()
-
-    async def _close_here(self) -> None:
-        await self.disconnect()
-        self.loop.loop.stop()
 
     def _locked(self) -> asyncio.Lock:
         if self._lock is None:
