@@ -260,46 +260,48 @@ class Connection:
         """Call `name` on the server: its result, or a failed result saying what went
         wrong (never an exception, never past the timeout)."""
         endpoint, link = self.endpoint, self._link
-        server = f"MCP server {endpoint.name!r}"
         if link is None or link.dead:
             return ToolResult.error(
-                f"{server} is not running (it exited, was disconnected or closed); it is "
-                f"{endpoint.comeback} at the next evaluation",
+                f"MCP server {endpoint.name!r} is not running (it exited, was disconnected "
+                f"or closed); it is {endpoint.comeback} at the next evaluation",
                 code="external_service_error",
             )
         try:
             result = await link.call_tool(name, arguments)
-        except TimeoutError:
-            return _timed_out(server, name, endpoint.timeout)
-        except mcp.MCPError as error:
-            if error.code == mcp.types.REQUEST_TIMEOUT:
-                return _timed_out(server, name, endpoint.timeout)
-            if error.code == mcp.types.CONNECTION_CLOSED or link.dead:
-                link.dead = True
-                return ToolResult.error(
-                    f"{server} closed the connection during the call to {name!r} (it exited "
-                    f"or was disconnected); it is {endpoint.comeback} at the next evaluation",
-                    code="external_service_error",
-                )
-            text = endpoint.redact(error.message)
+        except Exception as error:
+            return self._call_failed(link, name, error)
+        return to_tool_result(result, endpoint.redact)
+
+    def _call_failed(self, link: _Link, name: str, error: Exception) -> ToolResult[Any]:
+        """What the model reads when the call to `name` raised `error`."""
+        endpoint = self.endpoint
+        server = f"MCP server {endpoint.name!r}"
+        code = error.code if isinstance(error, mcp.MCPError) else None
+        if isinstance(error, TimeoutError) or code == mcp.types.REQUEST_TIMEOUT:
             return ToolResult.error(
-                f"{server} answered the call to {name!r} with a protocol error "
-                f"({error.code}): {text}",
-                code=_PROTOCOL_CODES.get(error.code, "external_service_error"),
+                f"{server} did not answer the call to {name!r} within {endpoint.timeout:g} s "
+                "(timeout=); the call was cancelled",
+                code="timeout",
             )
-        except Exception as error:  # a result the SDK could not read, a broken transport
-            if link.dead:
-                return ToolResult.error(
-                    f"{server} was disconnected during the call to {name!r}; it is "
-                    f"{endpoint.comeback} at the next evaluation",
-                    code="external_service_error",
-                )
+        if code == mcp.types.CONNECTION_CLOSED or link.dead:  # a transport that broke
+            link.dead = True
+            logger.warning("%s closed the connection during a call to %r", server, name)
             return ToolResult.error(
-                f"{server} sent an answer to the call to {name!r} that could not be read: "
-                f"{endpoint.redact(describe_error(error))}",
+                f"{server} closed the connection during the call to {name!r} (it exited or "
+                f"was disconnected); it is {endpoint.comeback} at the next evaluation",
                 code="external_service_error",
             )
-        return to_tool_result(result, endpoint.redact)
+        if isinstance(error, mcp.MCPError):
+            return ToolResult.error(
+                f"{server} answered the call to {name!r} with a protocol error "
+                f"({error.code}): {endpoint.redact(error.message)}",
+                code=_PROTOCOL_CODES.get(error.code, "external_service_error"),
+            )
+        return ToolResult.error(  # a result the SDK could not read (it does not fit the schema)
+            f"{server} sent an answer to the call to {name!r} that could not be read: "
+            f"{endpoint.redact(describe_error(error))}",
+            code="external_service_error",
+        )
 
     async def disconnect(self) -> None:
         """Leave the session, if there is one."""
@@ -355,11 +357,3 @@ _PROTOCOL_CODES: dict[int, Any] = {
 
 def _closed(error: BaseException) -> bool:
     return isinstance(error, mcp.MCPError) and error.code == mcp.types.CONNECTION_CLOSED
-
-
-def _timed_out(server: str, name: str, timeout: float) -> ToolResult[Any]:
-    return ToolResult.error(
-        f"{server} did not answer the call to {name!r} within {timeout:g} s (timeout=); "
-        "the call was cancelled",
-        code="timeout",
-    )
