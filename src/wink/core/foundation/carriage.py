@@ -41,8 +41,9 @@ results (the workaround), or nowhere (refused before sending)."""
 class Carriage:
     """How a provider carries the parts of some media types: given how, where, how big.
 
-    `max_bytes` is its documented limit per part, `max_total_bytes` and `max_count` per
-    request for all the parts of this row together (docs/adapters/<provider>.md).
+    `max_bytes` is its documented limit per part (`encoded`: counted as sent, in
+    base64), `max_total_bytes` and `max_count` per request for all the parts of this row
+    together (docs/adapters/<provider>.md).
     """
 
     media_types: frozenset[str]
@@ -51,6 +52,7 @@ class Carriage:
     max_bytes: int | None = None
     max_total_bytes: int | None = None
     max_count: int | None = None
+    encoded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,12 +137,14 @@ def _problem(part: Attachment, tool: str | None, rules: ContentRules, tally: _Ta
     if tool is not None and row.in_tool_result == "refused":
         return "a tool result cannot carry it; attach it to the call instead"
     size = part.size or 0
-    if row.max_bytes is not None and size > row.max_bytes:
-        return f"it is {_sized(size)}, over the documented limit of {_limit(row.max_bytes)} each"
+    sent = (size + 2) // 3 * 4  # in base64
+    if row.max_bytes is not None and (sent if row.encoded else size) > row.max_bytes:
+        measured = f"{_sized(sent)} in base64" if row.encoded else _sized(size)
+        return f"it is {measured}, over the documented limit of {_limit(row.max_bytes)} each"
     count, total = tally.rows.get(id(row), (0, 0))
     count, total = count + 1, total + size
     tally.rows[id(row)] = (count, total)
-    tally.inline += (size + 2) // 3 * 4  # as sent, in base64
+    tally.inline += sent
     if row.max_count is not None and count > row.max_count:
         return f"the documented limit is {row.max_count} of these in one request"
     if row.max_total_bytes is not None and total > row.max_total_bytes:
@@ -162,20 +166,33 @@ def attachments_after_results(messages: tuple[Message, ...]) -> tuple[Message, .
     if not any(isinstance(m, ToolResultMessage) and m.attachments for m in messages):
         return messages
     out: list[Message] = []
-    pending: list[UserPart] = []
-    for message in messages:
+    run: list[ToolResultMessage] = []
+    for message in (*messages, None):
         if isinstance(message, ToolResultMessage):
-            if message.attachments:
-                label = f"The {message.name} tool (call {message.call_id}) returned:"
-                pending += [TextPart(label), *message.attachments]
-                text = message.content or "(its attachments follow in the next message)"
-                message = replace(message, content=text, attachments=())
-            out.append(message)
+            run.append(message)
             continue
-        if pending:
-            out.append(UserMessage(tuple(pending)))
-            pending = []
-        out.append(message)
-    if pending:
-        out.append(UserMessage(tuple(pending)))
+        out.extend(replace(result, attachments=(), content=_text_of(result)) for result in run)
+        moved = _moved(run)
+        if moved:
+            out.append(UserMessage(moved))
+        run = []
+        if message is not None:
+            out.append(message)
     return tuple(out)
+
+
+def _text_of(result: ToolResultMessage) -> str:
+    if result.attachments and not result.content:
+        return "(what it returned follows in the next message)"
+    return result.content
+
+
+def _moved(run: list[ToolResultMessage]) -> tuple[UserPart, ...]:
+    """The run's attachments, each result's after a line naming its tool (and which of
+    the run's results it is, when several have some)."""
+    carrying = [result for result in run if result.attachments]
+    parts: list[UserPart] = []
+    for number, result in enumerate(carrying, start=1):
+        which = f" (result {number} of {len(carrying)})" if len(carrying) > 1 else ""
+        parts += [TextPart(f"Returned by the {result.name} tool{which}:"), *result.attachments]
+    return tuple(parts)

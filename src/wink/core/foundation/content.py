@@ -33,6 +33,7 @@ __all__ = [
     "UserPart",
     "attachments_of",
     "data_url",
+    "sniff_media_type",
 ]
 
 PartKind = Literal["image", "document", "audio"]
@@ -60,8 +61,9 @@ _BY_SUFFIX: dict[str, str] = {
 _DOCUMENT_TYPES = frozenset({"application/pdf", "text/plain"})
 
 
-def _sniff(data: bytes) -> str | None:
-    """The media type the first bytes show, for the formats with a signature."""
+def sniff_media_type(data: bytes) -> str | None:
+    """The media type the first bytes show, for the formats with a signature (PNG, JPEG,
+    GIF, WebP, WAV, PDF); None for any other."""
     if data.startswith(b"\x89PNG\r\n\x1a\n"):
         return "image/png"
     if data.startswith(b"\xff\xd8\xff"):
@@ -138,7 +140,7 @@ class _Media:
             )
         if not data:
             raise ConfigurationError(f"{where}(data=...) is empty", option="data")
-        seen = _sniff(data)
+        seen = sniff_media_type(data)
         if self.media_type in _SIGNED and seen != self.media_type:
             what = f"they look like {seen}" if seen else "their format is not recognised"
             raise ConfigurationError(

@@ -83,7 +83,7 @@ _FINISH_REASONS: dict[str, FinishReason] = {
 }
 
 # Images and documents travel inside a `tool_result` too; there is no audio input. The
-# documented limits: 5 MB an image, 100 images and 32 MB a request (docs/adapters).
+# documented limits: 5 MB an image in base64, 100 images and 32 MB a request (docs/adapters).
 CONTENT_RULES = ContentRules(
     (
         Carriage(
@@ -92,6 +92,7 @@ CONTENT_RULES = ContentRules(
             "inside",
             max_bytes=5 * MB,
             max_count=100,
+            encoded=True,
         ),
         Carriage(frozenset({"application/pdf"}), frozenset({"data", "url"}), "inside"),
         Carriage(frozenset({"text/plain"}), in_tool_result="inside"),
