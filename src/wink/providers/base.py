@@ -50,9 +50,7 @@ class Provider(ABC):
     (read in order when no key is given), `unsupported_settings` (warned about, not sent),
     `rate_limit_headers`, `telemetry_name` (`gen_ai.provider.name`), `stream_format`
     (None: not streamed on the wire), `call_ids`, `content_rules` (the images, documents
-    and audio it carries, where, within which limits: checked before sending),
-    `cache_points` (how many `cache=True` sections it marks on the wire; None: it caches
-    the prompt's prefix on its own).
+    and audio it carries, where, within which limits: checked before sending).
     """
 
     name: ClassVar[str]
@@ -63,7 +61,6 @@ class Provider(ABC):
     stream_format: ClassVar[StreamFormat | None] = None
     call_ids: ClassVar[CallIdRules] = CallIdRules()
     content_rules: ClassVar[ContentRules] = NO_CONTENT
-    cache_points: ClassVar[int | None] = None
 
     def __init__(self, model: str, settings: ModelSettings, connection: Connection) -> None:
         self.model = model

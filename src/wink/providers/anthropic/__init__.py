@@ -39,7 +39,6 @@ class Anthropic(Provider):
     telemetry_name = "anthropic"
     stream_format = AnthropicStream()
     content_rules = messages.CONTENT_RULES
-    cache_points = messages.MAX_CACHE_POINTS
 
     def make_client(self, *, sync: bool) -> Any:
         # api_key None: the SDK reads ANTHROPIC_API_KEY. Retries off: RetryPolicy decides.

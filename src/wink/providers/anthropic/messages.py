@@ -57,7 +57,6 @@ from .thinking import anthropic_thinking
 
 __all__ = [
     "CONTENT_RULES",
-    "MAX_CACHE_POINTS",
     "PROVIDER",
     "RATE_LIMIT_HEADERS",
     "anthropic_error_facts",
@@ -99,7 +98,7 @@ CONTENT_RULES = ContentRules(
     ),
     max_request_bytes=32 * MB,
 )
-MAX_CACHE_POINTS = 4  # `cache_control` breakpoints a request may carry
+_MAX_CACHE_POINTS = 4  # `cache_control` breakpoints a request may carry
 _CACHED = {"type": "ephemeral"}
 
 # ModelSettings field -> request key.
@@ -194,7 +193,7 @@ def _map_attachment(part: Attachment) -> dict[str, Any]:
 
 
 def _keep_last_cache_points(messages: list[dict[str, Any]]) -> None:
-    """At most `MAX_CACHE_POINTS` marked blocks (the API refuses more): the last ones are
+    """At most `_MAX_CACHE_POINTS` marked blocks (the API refuses more): the last ones are
     kept, which cache the longest prefixes (docs/caching.md)."""
     marked = [
         block
@@ -202,7 +201,7 @@ def _keep_last_cache_points(messages: list[dict[str, Any]]) -> None:
         for block in cast(list[dict[str, Any]], message["content"])
         if "cache_control" in block
     ]
-    for block in marked[:-MAX_CACHE_POINTS]:
+    for block in marked[:-_MAX_CACHE_POINTS]:
         del block["cache_control"]
 
 
