@@ -124,3 +124,20 @@ def test_scripted_cache_counts_are_reported_as_given() -> None:
         usage = make_adapter("anthropic", emulator).evaluate(cached_prompt(True)).usage
     assert (usage.input_tokens, usage.cached_tokens, usage.cache_write_tokens) == (3000, 2000, 500)
     assert emulator.requests[0].body["messages"]  # a real request, answered as scripted
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "google"])
+def test_a_cached_text_prompt_stays_one_text_where_nothing_marks_the_cache(provider: str) -> None:
+    """Where `cache=True` sends nothing, the prompt goes as it did without it: one string
+    (which every OpenAI-compatible server reads), one Gemini text part."""
+    with ProviderEmulator(default_turn=Turn.text("OK.")) as emulator:
+        adapter = make_adapter(provider, emulator)
+        adapter.evaluate(cached_prompt(True, False))
+        adapter.evaluate(cached_prompt(False, False))
+    cached, plain = (request.body for request in emulator.requests)
+    assert cached == plain
+    if provider == "google":
+        assert [list(part) for part in cached["contents"][0]["parts"]] == [["text"]]
+    else:
+        key = "input" if provider == "openai-responses" else "messages"
+        assert isinstance(cached[key][0]["content"], str)

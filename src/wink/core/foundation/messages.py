@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .content import Attachment, TextPart, UserPart
+from .content import Attachment, CachePoint, TextPart, UserPart
 
 if TYPE_CHECKING:
     from .limits import Deadline
@@ -94,6 +94,15 @@ class UserMessage:
         """The turn as parts (a text turn is one `TextPart`)."""
         content = self.content
         return (TextPart(content),) if isinstance(content, str) else content
+
+    @property
+    def has_attachments(self) -> bool:
+        """Whether the turn carries an image, a document or an audio (else text alone,
+        perhaps with cache points)."""
+        content = self.content
+        return not isinstance(content, str) and any(
+            not isinstance(part, TextPart | CachePoint) for part in content
+        )
 
     @property
     def text(self) -> str:

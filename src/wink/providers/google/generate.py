@@ -186,6 +186,8 @@ def _map_message(
 
 
 def _map_user(message: UserMessage) -> list[dict[str, Any]]:
+    if not message.has_attachments:
+        return [{"text": message.text}]
     parts = (_map_part(part) for part in message.parts)
     return [part for part in parts if part is not None]
 

@@ -111,10 +111,9 @@ def _map_message(message: Message) -> dict[str, Any]:
     if isinstance(message, SystemMessage):
         return {"role": "system", "content": message.content}
     if isinstance(message, UserMessage):
-        content = message.content
-        if isinstance(content, str):
-            return {"role": "user", "content": content}
-        parts = (_map_part(part) for part in content)
+        if not message.has_attachments:  # text alone stays a string (compatible servers)
+            return {"role": "user", "content": message.text}
+        parts = (_map_part(part) for part in message.parts)
         return {"role": "user", "content": [part for part in parts if part is not None]}
     if isinstance(message, AssistantMessage):
         return _map_assistant(message)

@@ -124,10 +124,9 @@ def _map_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
 
 
 def _map_user(message: UserMessage) -> str | list[dict[str, Any]]:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    parts = (_map_part(part) for part in content)
+    if not message.has_attachments:
+        return message.text
+    parts = (_map_part(part) for part in message.parts)
     return [part for part in parts if part is not None]
 
 
