@@ -10,12 +10,15 @@ read and what it adds up to its longest prefix as written (docs/testing.md).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from .turns import Turn
 
 __all__ = ["MIN_CACHED_TOKENS", "CachePrefix", "PromptCache", "prefixes"]
 
@@ -67,6 +70,23 @@ class PromptCache:
             written = 0 if longest.key in self._cached else longest.tokens - read
             self._cached.update(prefix.key for prefix in eligible)
         return read, written
+
+    def counted(self, turn: Turn, found: tuple[CachePrefix, ...]) -> Turn:
+        """`turn` with what this request read from the cache and wrote to it in its usage
+        (added to `input_tokens`); a turn that gives its own cache counts keeps them."""
+        usage = turn.usage
+        if usage.cached_tokens or usage.cache_write_tokens:
+            return turn
+        read, written = self.use(found)
+        if not read and not written:
+            return turn
+        counted = dataclasses.replace(
+            usage,
+            input_tokens=usage.input_tokens + read + written,
+            cached_tokens=read,
+            cache_write_tokens=written,
+        )
+        return dataclasses.replace(turn, usage=counted)
 
     def clear(self) -> None:
         with self._lock:

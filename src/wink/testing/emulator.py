@@ -21,7 +21,6 @@ send them before a stream starts.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
@@ -394,7 +393,7 @@ class ProviderEmulator:
             )
         if isinstance(pick, Turn):
             pick.check_parts(tuple(part.label for part in received_parts(wire, fields)))
-            pick = self._cached(wire, fields, pick)
+            pick = self._cache.counted(pick, wire.cache_prefixes(fields))
         ctx = WireContext(
             route.model, fields, received, self._ids, rate, self._google_ids, self._ledger
         )
@@ -403,23 +402,6 @@ class ProviderEmulator:
         if isinstance(pick, Fault) and pick.kind in STREAM_FAULTS:
             pick = without_stream(pick)
         return self._finish(self._render(wire, pick, ctx, delay))
-
-    def _cached(self, wire: WireFormat, body: dict[str, object], turn: Turn) -> Turn:
-        """`turn` with what the emulated prompt cache read and wrote for this request in
-        its usage (cache counts the turn gives itself are kept as given)."""
-        usage = turn.usage
-        if usage.cached_tokens or usage.cache_write_tokens:
-            return turn
-        read, written = self._cache.use(wire.cache_prefixes(dict(body)))
-        if not read and not written:
-            return turn
-        counted = dataclasses.replace(
-            usage,
-            input_tokens=usage.input_tokens + read + written,
-            cached_tokens=read,
-            cache_write_tokens=written,
-        )
-        return dataclasses.replace(turn, usage=counted)
 
     def _peek(self) -> Turn:
         """The turn a stream fault streams before it breaks (not used up)."""
