@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import os
 import sys
 
@@ -20,7 +21,13 @@ from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
+from mcp.types import (
+    INVALID_PARAMS,
+    AudioContent,
+    CallToolResult,
+    ImageContent,
+    TextContent,
+)
 from pydantic import BaseModel
 
 server = MCPServer("wink-tests", log_level="CRITICAL")
@@ -97,10 +104,29 @@ def secret_error() -> str:
     raise ToolError(f"key {os.environ.get('TEST_API_KEY', '')} was refused")
 
 
+PIXEL = base64.b64decode(  # a 1x1 red PNG
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+)
+
+
 @server.tool()
 def picture() -> Image:
     """A tiny PNG."""
-    return Image(data=b"\x89PNG\r\n\x1a\n" + b"\0" * 24, format="png")
+    return Image(data=PIXEL, format="png")
+
+
+@server.tool()
+def recording() -> CallToolResult:
+    """A picture and a sound, with a caption."""
+    return CallToolResult(
+        content=[
+            TextContent(type="text", text="a red pixel, and silence"),
+            ImageContent(
+                type="image", data=base64.b64encode(PIXEL).decode(), mime_type="image/png"
+            ),
+            AudioContent(type="audio", data="UklGRg==", mime_type="audio/wav"),
+        ]
+    )
 
 
 @server.tool(name="db.query")

@@ -165,20 +165,26 @@ def test_a_server_in_a_summarized_section_is_offered_once_it_is_opened(
     assert "add" in offered_by(emulator, prompt, opened={("extra",): "full"})
 
 
-def test_content_the_model_cannot_take_yet_is_a_note(
-    emulator: ProviderEmulator, server: MCPServerStdio
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_an_image_reaches_the_model_as_a_part_and_audio_as_a_note(
+    provider: str, emulator: ProviderEmulator, server: MCPServerStdio
 ) -> None:
-    emulator.set_script([Turn.tool_calls(EmulatedToolCall("picture", {})), Turn.text("ok")])
-    session = Session()
-    make_adapter("anthropic", emulator).evaluate(prompt_with(server), session=session)
-    (event,) = session[ToolInvoked]
-    assert event.result.success
-    assert event.result.message == (
-        "[image, image/png, about 32 bytes: not shown, wink does not pass images or audio "
-        "from a tool to the model yet]"
+    emulator.set_script(
+        [
+            Turn.tool_calls(EmulatedToolCall("picture", {}), EmulatedToolCall("recording", {})),
+            Turn.text("Red.").expecting("image/png", "image/png"),  # both images arrived
+        ]
     )
-    sent = emulator.requests[1].body["messages"][-1]["content"][0]["content"]
-    assert event.result.message in str(sent)
+    session = Session()
+    make_adapter(provider, emulator).evaluate(prompt_with(server), session=session)
+    picture, recording = session[ToolInvoked]
+    assert picture.result.message == "The tool returned the image/png image (69 bytes)."
+    assert [part.media_type for part in picture.result.attachments] == ["image/png"]
+    assert recording.result.message == (
+        "a red pixel, and silence\n[audio, audio/wav, about 4 bytes, not shown: audio from a "
+        "tool is not passed to the model]"
+    )
+    assert [part.media_type for part in recording.result.attachments] == ["image/png"]
 
 
 def test_a_section_refuses_what_is_not_an_mcp_server() -> None:

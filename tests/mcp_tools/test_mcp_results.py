@@ -3,13 +3,14 @@ and the options a server refuses."""
 
 from __future__ import annotations
 
+import base64
 import sys
 from typing import Any
 
 import mcp.types as types
 import pytest
 
-from wink import ConfigurationError, InvalidArgumentError
+from wink import ConfigurationError, Document, InvalidArgumentError
 from wink.mcp import MCPServerHTTP, MCPServerStdio
 from wink.mcp.results import describe_error, offered_name, redactor, to_tool_result
 
@@ -54,7 +55,8 @@ def test_an_error_result_is_a_failed_result_in_the_tools_words_without_secrets()
     assert silent.message == "the tool reported an error without a message"
 
 
-def test_resources_images_and_audio_become_text() -> None:
+def test_images_and_pdfs_become_parts_and_other_binary_content_a_note() -> None:
+    pdf = base64.b64encode(b"%PDF-1.4\n%%EOF\n").decode()
     blocks = [
         types.ResourceLink(type="resource_link", uri="file:///a.txt", name="a.txt"),
         types.EmbeddedResource(
@@ -64,20 +66,34 @@ def test_resources_images_and_audio_become_text() -> None:
         types.EmbeddedResource(
             type="resource",
             resource=types.BlobResourceContents(
-                uri="file:///c.bin", blob="AAAA", mime_type="application/octet-stream"
+                uri="file:///c.pdf", blob=pdf, mime_type="application/pdf"
             ),
         ),
+        types.EmbeddedResource(
+            type="resource",
+            resource=types.BlobResourceContents(
+                uri="file:///d.bin", blob="AAAA", mime_type="application/octet-stream"
+            ),
+        ),
+        types.ImageContent(type="image", data="AAAA", mime_type="image/png"),
         types.AudioContent(type="audio", data="AAAAAA==", mime_type="audio/wav"),
     ]
-    assert to_tool_result(result(*blocks), PLAIN).message.splitlines() == [
+    converted = to_tool_result(result(*blocks), PLAIN)
+    assert converted.message.splitlines() == [
         "[resource file:///a.txt: a.txt]",
         "[resource file:///b.txt]",
         "inside b",
-        "[resource file:///c.bin, application/octet-stream, about 3 bytes: not shown, wink "
-        "does not pass images or audio from a tool to the model yet]",
-        "[audio, audio/wav, about 4 bytes: not shown, wink does not pass images or audio from "
-        "a tool to the model yet]",
+        "[resource file:///d.bin, application/octet-stream, about 3 bytes, not shown: binary "
+        "content]",
+        "[image, image/png, about 3 bytes, not shown: it could not be read as image/png "
+        "(Image: the bytes are not image/png (their format is not recognised); give the "
+        "media type the bytes have)]",
+        "[audio, audio/wav, about 4 bytes, not shown: audio from a tool is not passed to the "
+        "model]",
     ]
+    (document,) = converted.attachments
+    assert isinstance(document, Document)
+    assert document.media_type == "application/pdf"
 
 
 def test_names_are_made_safe_for_every_provider() -> None:

@@ -7,10 +7,12 @@ only: `wink.mcp` imports the SDK when a server connects).
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from ..core.foundation.content import Attachment, Document, Image
 from ..core.foundation.results import ToolResult
 
 if TYPE_CHECKING:
@@ -89,31 +91,66 @@ def name_problem(offered: str) -> str | None:
 def to_tool_result(result: mcp.types.CallToolResult, redact: Redactor) -> ToolResult[Any]:
     """An MCP `CallToolResult` as the `ToolResult` the model reads.
 
-    The model reads the content blocks as text (the spec has a tool that returns
-    structured content also send it as text); `value` is the structured content when
-    there is some, else that text. A result with `isError` is a failed result with the
-    tool's own words, masked of the server's secrets.
+    The model reads the text blocks (the spec has a tool that returns structured content
+    also send it as text); `value` is the structured content when there is some, else
+    that text. Images, and PDFs embedded as resources, go to the model as parts
+    (`attachments`); what cannot (audio, other binary content, bytes that are not what
+    they claim) is a note saying what was there. A result with `isError` is a failed
+    result in the tool's own words, masked of the server's secrets.
     """
-    text = "\n".join(_block_text(block) for block in result.content)
-    structured = result.structured_content
     if result.is_error:
+        text = "\n".join(_block_text(block) for block in result.content)
         return ToolResult.error(redact(text) or "the tool reported an error without a message")
+    texts: list[str] = []
+    parts: list[Attachment] = []
+    for block in result.content:
+        part = _part(block)
+        if isinstance(part, Image | Document):
+            parts.append(part)
+        else:
+            texts.append(_block_text(block, part))
+    text = "\n".join(texts)
+    structured = result.structured_content
+    if not text and parts:
+        text = f"The tool returned {', '.join(part.describe() for part in parts)}."
     if not text and structured is None:
         return ToolResult(message=_NO_OUTPUT, value=None)
     if not text:  # structured content alone: the model reads it as JSON
         return ToolResult(message="", value=structured)
     value = structured if structured is not None else text
-    return ToolResult(message=text, value=value, exclude_value_from_context=True)
+    return ToolResult(message=text, value=value, exclude_value_from_context=True, attachments=parts)
 
 
-def _block_text(block: mcp.types.ContentBlock) -> str:
-    """One content block as text. Images and audio cannot go back to a model in a tool
-    result yet: a note says what was there."""
+def _part(block: mcp.types.ContentBlock) -> Attachment | str | None:
+    """The block as a part the model can see (an image, a PDF), why it cannot be one, or
+    None for a block that is not binary content."""
+    if block.type == "image":
+        media_type, data, kind = block.mime_type, block.data, Image
+    elif block.type == "resource" and isinstance(getattr(block.resource, "blob", None), str):
+        media_type = block.resource.mime_type or ""
+        data = str(getattr(block.resource, "blob", ""))
+        kind = Image if media_type.startswith("image/") else Document
+        if kind is Document and media_type != "application/pdf":
+            return "binary content"
+    elif block.type == "audio":
+        return "audio from a tool is not passed to the model"
+    else:
+        return None
+    try:
+        return kind(media_type, data=base64.b64decode(data, validate=True))
+    except (ValueError, TypeError) as error:  # bad base64, bytes that are not the type
+        return f"it could not be read as {media_type or 'a known type'} ({error})"
+
+
+def _block_text(block: mcp.types.ContentBlock, why: Attachment | str | None = None) -> str:
+    """One content block as text; binary content the model does not get as a part is a
+    note saying what was there, and `why` it is not shown."""
+    reason = why if isinstance(why, str) else "in an error result"
     match block.type:
         case "text":
             return block.text
         case "image" | "audio":
-            return _binary_note(block.type, block.mime_type, block.data)
+            return _binary_note(block.type, block.mime_type, block.data, reason)
         case "resource_link":
             title = block.title or block.name
             return f"[resource {block.uri}{f': {title}' if title else ''}]"
@@ -122,17 +159,14 @@ def _block_text(block: mcp.types.ContentBlock) -> str:
             text = getattr(contents, "text", None)
             if isinstance(text, str):
                 return f"[resource {contents.uri}]\n{text}"
-            blob = getattr(contents, "blob", "")
-            return _binary_note(f"resource {contents.uri}", contents.mime_type, str(blob))
+            blob = str(getattr(contents, "blob", ""))
+            return _binary_note(f"resource {contents.uri}", contents.mime_type, blob, reason)
 
 
-def _binary_note(what: str, mime_type: str | None, data: str) -> str:
+def _binary_note(what: str, mime_type: str | None, data: str, reason: str) -> str:
     size = len(data.rstrip("=")) * 3 // 4  # base64: 4 characters for 3 bytes
     kind = f", {mime_type}" if mime_type else ""
-    return (
-        f"[{what}{kind}, about {size} bytes: not shown, wink does not pass images or audio "
-        "from a tool to the model yet]"
-    )
+    return f"[{what}{kind}, about {size} bytes, not shown: {reason}]"
 
 
 def schema_of(tool: mcp.types.Tool) -> Mapping[str, Any]:
