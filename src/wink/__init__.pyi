@@ -67,6 +67,7 @@ from .core.foundation.errors import (
     ThrottleDetails as ThrottleDetails,
     ThrottleError as ThrottleError,
     ThrottleKind as ThrottleKind,
+    ToolSourceError as ToolSourceError,
     ToolValidationError as ToolValidationError,
     TransactionError as TransactionError,
     UnboundResourceError as UnboundResourceError,

@@ -11,6 +11,7 @@ chain of adapters.
 from __future__ import annotations
 
 import importlib
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine
 from dataclasses import dataclass, replace
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from ..core.foundation.limits import Budget, Deadline
     from ..core.prompting.prompt import OutputT, Prompt
     from ..core.prompting.session import Session
+    from ..core.prompting.sources import ToolSource
 
 __all__ = ["Call", "Evaluator"]
 
@@ -82,7 +84,13 @@ class Call:
 
 
 class Evaluator(ABC):
-    """What every adapter offers: evaluate a prompt (sync, async, streamed) and close."""
+    """What every adapter offers: evaluate a prompt (sync, async, streamed) and close.
+
+    The MCP servers its evaluations used are remembered, and released when it closes
+    (`ToolSource.release`: a server nobody entered with `with server:` is closed).
+    """
+
+    _tool_sources: dict[int, ToolSource] | None = None
 
     @abstractmethod
     def _plan(self, session: Session, *, blocking: bool) -> tuple[ModelClient, LoopSettings]:
@@ -221,6 +229,9 @@ class Evaluator(ABC):
         from ..core.prompting.session import Session
 
         session = call.session if call.session is not None else Session()
+        sources = prompt.tool_sources
+        if sources:
+            self._remember(sources)
         client, settings = self._plan(session, blocking=blocking)
         return run_evaluation(
             client,
@@ -234,6 +245,30 @@ class Evaluator(ABC):
         )
 
     # ---- closing
+
+    def _remember(self, sources: tuple[ToolSource, ...]) -> None:
+        with _sources_lock:
+            known = self._tool_sources
+            if known is None:
+                known = self._tool_sources = {}
+            for source in sources:
+                known.setdefault(id(source), source)
+
+    def _taken_sources(self) -> list[ToolSource]:
+        with _sources_lock:
+            sources = list((self._tool_sources or {}).values())
+            self._tool_sources = None
+        return sources
+
+    def _release_sources(self) -> None:
+        """Release the MCP servers this adapter's evaluations used (from `close()`)."""
+        for source in self._taken_sources():
+            source.release()
+
+    async def _release_sources_async(self) -> None:
+        """`_release_sources`, without blocking the caller's loop (from `aclose()`)."""
+        for source in self._taken_sources():
+            await source.release_async()
 
     @abstractmethod
     async def aclose(self) -> None: ...
@@ -260,6 +295,9 @@ class Evaluator(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+_sources_lock = threading.Lock()
 
 
 def _load_the_loop() -> None:

@@ -232,10 +232,12 @@ class FallbackAdapter(Evaluator):
     async def aclose(self) -> None:
         for adapter in self.adapters:
             await adapter.aclose()
+        await self._release_sources_async()
 
     def close(self) -> None:
         for adapter in self.adapters:
             adapter.close()
+        self._release_sources()
 
 
 class _Chain:

@@ -176,11 +176,13 @@ class ToolExecutor:
     async def _run_reported(
         self, call: ToolCall, on_finished: Callable[[ToolInvoked], None] | None
     ) -> tuple[ToolExecution, ToolInvoked]:
+        tool = self.tools.get(call.name)
+        source = tool.source if tool is not None else None
         trace = current_trace()
         if trace is None:
             execution = await self._run(call)
         else:  # one span per tool execution
-            span = trace.start_tool(call)
+            span = trace.start_tool(call, source=source)
             try:
                 execution = await self._run(call)
             except BaseException as error:
@@ -196,6 +198,7 @@ class ToolExecutor:
             result=execution.result,
             error=execution.error,
             duration=execution.duration,
+            source=source,
         )
         if on_finished is not None:
             on_finished(event)

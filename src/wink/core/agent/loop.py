@@ -52,6 +52,7 @@ from ..foundation.messages import (
 )
 from ..prompting.prompt import OutputT, Prompt
 from ..prompting.session import Session
+from ..prompting.sources import offered_tools
 from ..telemetry.spans import Telemetry, current_trace, traced_evaluation
 from ..throttling.retry import RetryPolicy
 from .answers import DEFAULT_MAX_OUTPUT_RETRIES, Rejection, StructuredAnswers
@@ -222,17 +223,18 @@ async def _evaluate(
 ) -> PromptResponse[OutputT]:
     name = prompt.name
     rendered = prompt.render(session=session)
+    tools = await offered_tools(
+        rendered.tools, rendered.tool_sources, deadline=deadline, prompt_name=name
+    )
     session.dispatch(
         PromptRendered(
             prompt_name=name,
             adapter=client.name,
             text=rendered.text,
-            tool_names=tuple(tool.name for tool in rendered.tools),
+            tool_names=tuple(tool.name for tool in tools),
         )
     )
-    specs = tuple(
-        ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in rendered.tools
-    )
+    specs = tuple(ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in tools)
     messages: list[Message] = [_first_turn(rendered.text, rendered.parts, attachments)]
     invocations: list[ToolInvoked] = []
     thoughts: list[str] = []
@@ -245,7 +247,7 @@ async def _evaluate(
     )
     with prompt.resources.open_scope() as scope:
         executor = ToolExecutor(
-            {tool.name: tool for tool in rendered.tools},
+            {tool.name: tool for tool in tools},
             session=session,
             resources=scope,
             prompt_name=name,

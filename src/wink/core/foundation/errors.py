@@ -4,6 +4,7 @@
   - ConfigurationError
   - InvalidArgumentError
   - ToolValidationError
+  - ToolSourceError
   - DeadlineExceededError
   - StreamNotFinishedError
   - UnsendableValueError
@@ -94,6 +95,7 @@ __all__ = [
     "ThrottleDetails",
     "ThrottleError",
     "ThrottleKind",
+    "ToolSourceError",
     "ToolValidationError",
     "TransactionError",
     "UnboundResourceError",
@@ -142,6 +144,20 @@ class ConfigurationError(WinkError, ValueError):
         super().__init__(message)
         self.provider = provider
         self.option = option
+
+
+class ToolSourceError(WinkError, RuntimeError):
+    """A tool source (an MCP server: `wink.mcp`) cannot be started, reached or listed,
+    so its tools cannot be offered: raised when it connects (`with server:`, or the first
+    evaluation that uses it), naming the command or URL, never an env value or a header.
+
+    A failure of one of its tools during an evaluation is not this: it goes back to the
+    model as a failed `ToolResult`. `source` is the server's name.
+    """
+
+    def __init__(self, message: str, *, source: str) -> None:
+        super().__init__(message)
+        self.source = source
 
 
 class InvalidArgumentError(WinkError, TypeError):

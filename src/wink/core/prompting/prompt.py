@@ -43,6 +43,7 @@ from ..foundation.errors import (
 from ..foundation.messages import OutputSpec
 from ..foundation.results import ToolResult
 from .resources import ResourceBinding, ResourceFactory, ResourceRegistry
+from .sources import ToolSource
 from .tools import Tool, ToolContext, inline_schema_refs, is_model_type
 
 OutputT = TypeVar("OutputT", default=None)  # a prompt without output_type gives None
@@ -252,7 +253,9 @@ class MarkdownSection:
     `attachments` (images, documents, audio) follow the section's text in the user turn
     (docs/multimodal.md). `cache=True` caches the prompt up to and including this
     section and its children, where the provider lets the caller choose
-    (docs/caching.md).
+    (docs/caching.md). `mcp_servers` offers the tools of MCP servers
+    (`wink.mcp.MCPServerStdio`, `wink.mcp.MCPServerHTTP`; any `ToolSource`) beside
+    `tools`, listed when an evaluation starts.
     """
 
     key: str
@@ -264,6 +267,7 @@ class MarkdownSection:
     params: type[Any] | None = None
     attachments: Sequence[Attachment] = ()
     cache: bool = False
+    mcp_servers: Sequence[ToolSource] = ()
     placeholders: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -293,6 +297,15 @@ class MarkdownSection:
                     f"section tools must be Tool instances, got {kind_of(tool)}",
                     section_path=own_path,
                 )
+        servers = _listed(self.mcp_servers, "mcp_servers", "MCP servers", own_path)
+        for server in servers:
+            if not _is(server, ToolSource):
+                raise PromptValidationError(
+                    "mcp_servers takes MCP servers (wink.mcp.MCPServerStdio, "
+                    f"wink.mcp.MCPServerHTTP), got {kind_of(server)}",
+                    section_path=own_path,
+                )
+        object.__setattr__(self, "mcp_servers", servers)
         _check_sections(self.children, own_path)
         names = _placeholders(own_path, self.template, "template")
         if self.summary is not None:
@@ -412,6 +425,7 @@ class RenderedPrompt:
     sections_rendered: tuple[SectionPath, ...]
     sections_summarized: tuple[SectionPath, ...] = ()
     parts: tuple[UserPart, ...] = ()
+    tool_sources: tuple[ToolSource, ...] = ()  # of the sections shown, each once
 
 
 _Item = str | Attachment | CachePoint
@@ -426,6 +440,7 @@ class _Render:
     values: Mapping[SectionPath, Mapping[str, str]]
     items: list[_Item] = field(default_factory=lambda: list[_Item]())
     tools: list[Tool[Any, Any]] = field(default_factory=lambda: list[Tool[Any, Any]]())
+    sources: dict[int, ToolSource] = field(default_factory=lambda: dict[int, ToolSource]())
     rendered: list[SectionPath] = field(default_factory=lambda: list[SectionPath]())
     summarized: list[SectionPath] = field(default_factory=lambda: list[SectionPath]())
 
@@ -584,7 +599,15 @@ class Prompt(Generic[OutputT]):
             sections_rendered=tuple(result.rendered),
             sections_summarized=tuple(result.summarized),
             parts=result.parts(),
+            tool_sources=tuple(result.sources.values()),
         )
+
+    @property
+    def tool_sources(self) -> tuple[ToolSource, ...]:
+        """The MCP servers of every section, shown or not, each once (an adapter closes
+        those it connected: `ToolSource.release`)."""
+        found = {id(s): s for _, section in _walk(self.sections) for s in section.mcp_servers}
+        return tuple(found.values())
 
     def _values(self, path: SectionPath, section: MarkdownSection) -> dict[str, str]:
         if section.params is not None:
@@ -632,6 +655,8 @@ def _render_section(state: _Render, section: MarkdownSection, path: SectionPath)
         )
     else:
         state.tools.extend(section.tools)
+        for server in section.mcp_servers:
+            state.sources.setdefault(id(server), server)
         state.items.extend(section.attachments)
         for child in section.children:
             _render_section(state, child, (*path, child.key))

@@ -352,17 +352,19 @@ class EvaluationTrace:
         finally:
             opened.span.end()
 
-    def start_tool(self, call: ToolCall) -> OpenSpan:
-        """A tool execution begins: a current `execute_tool {name}` span."""
+    def start_tool(self, call: ToolCall, *, source: str | None = None) -> OpenSpan:
+        """A tool execution begins: a current `execute_tool {name}` span; `source` names
+        the MCP server of a tool that lives in one (`wink.tool.source`)."""
         api = self._api
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.id,
+        }
+        if source is not None:
+            attributes["wink.tool.source"] = source
         span = self._tracer.start_span(
-            f"execute_tool {call.name}",
-            kind=api.internal,
-            attributes={
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": call.name,
-                "gen_ai.tool.call.id": call.id,
-            },
+            f"execute_tool {call.name}", kind=api.internal, attributes=attributes
         )
         if self.content:
             _with_content(span, "gen_ai.tool.call.arguments", call.arguments_json)
