@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from ..core.foundation.runtime import run_sync
 from .options import check_arguments
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from ..core.agent.loop import LoopSettings, ModelClient, PromptResponse
     from ..core.agent.stream import AsyncPromptStream, EventQueue, PromptStream
     from ..core.foundation.limits import Budget, Deadline
+    from ..core.foundation.results import ToolResult
+    from ..core.foundation.transcript import Transcript
     from ..core.prompting.prompt import OutputT, Prompt
     from ..core.prompting.session import Session
 
@@ -40,6 +42,8 @@ class Call:
     graceful_tool_errors: bool | None
     max_rounds: int | None
     max_output_retries: int | None
+    history: Transcript | None = None
+    approvals: Mapping[str, bool | ToolResult[Any]] | None = None
 
     @classmethod
     def of(
@@ -51,11 +55,17 @@ class Call:
         graceful_tool_errors: object,
         max_rounds: object,
         max_output_retries: object,
+        history: object = None,
+        approvals: object = None,
     ) -> Call:
-        """Wrong types fail here, at the call, before anything is rendered or sent."""
+        """Wrong types fail here, at the call, before anything is rendered or sent; so
+        does a history that cannot go on as given (`check_continuation`)."""
+        from ..core.foundation.transcript import check_continuation
+
         check_arguments(
             prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
         )
+        check_continuation(history, approvals)
         return cls(
             session,  # pyright: ignore[reportArgumentType]  (checked above)
             deadline,  # pyright: ignore[reportArgumentType]
@@ -63,6 +73,8 @@ class Call:
             graceful_tool_errors,  # pyright: ignore[reportArgumentType]
             max_rounds,  # pyright: ignore[reportArgumentType]
             max_output_retries,  # pyright: ignore[reportArgumentType]
+            history,  # pyright: ignore[reportArgumentType]
+            dict(cast(Mapping[str, Any], approvals)) if approvals is not None else None,
         )
 
     def settings(self, adapters: LoopSettings) -> LoopSettings:
@@ -93,6 +105,8 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        history: Transcript | None = None,
+        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> PromptResponse[OutputT]:
         """Evaluate `prompt` to a final answer; raises only `WinkError`.
 
@@ -100,9 +114,21 @@ class Evaluator(ABC):
         run on worker threads). `session` records the run's events and holds the tools'
         state; without one, the run gets a fresh `Session` of its own. `max_rounds`,
         `graceful_tool_errors` and `max_output_retries` override the adapter's for this call.
+        `history` (a `Transcript`, such as `response.transcript`) is the conversation so
+        far: the prompt is its next user turn (docs/conversations.md). When it ends in
+        calls awaiting approval, `approvals` answers each of them instead
+        (docs/approvals.md).
         """
         call = Call.of(
-            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+            prompt,
+            session,
+            deadline,
+            budget,
+            graceful_tool_errors,
+            max_rounds,
+            max_output_retries,
+            history,
+            approvals,
         )
         return await self._evaluation(prompt, call, blocking=False)
 
@@ -116,11 +142,21 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        history: Transcript | None = None,
+        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> PromptResponse[OutputT]:
         """The sync form of `evaluate_async`, on a private event loop of its own; also safe
         inside a running event loop (Jupyter), where it runs on a worker thread."""
         call = Call.of(
-            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+            prompt,
+            session,
+            deadline,
+            budget,
+            graceful_tool_errors,
+            max_rounds,
+            max_output_retries,
+            history,
+            approvals,
         )
         return run_sync(self._evaluation(prompt, call, blocking=True))
 
@@ -134,6 +170,8 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        history: Transcript | None = None,
+        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> PromptStream[OutputT]:
         """`evaluate`, streamed: `with adapter.stream(...) as stream: for event in stream`,
         then `stream.response`. Same arguments, same loop, same contract; the iteration
@@ -141,7 +179,15 @@ class Evaluator(ABC):
         from ..core.agent.stream import PromptStream
 
         call = Call.of(
-            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+            prompt,
+            session,
+            deadline,
+            budget,
+            graceful_tool_errors,
+            max_rounds,
+            max_output_retries,
+            history,
+            approvals,
         )
         return PromptStream(lambda queue: self._evaluation(prompt, call, blocking=True, sink=queue))
 
@@ -155,13 +201,23 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        history: Transcript | None = None,
+        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> AsyncPromptStream[OutputT]:
         """`evaluate_async`, streamed: `async with adapter.stream_async(...) as stream:
         async for event in stream`, then `stream.response`."""
         from ..core.agent.stream import AsyncPromptStream
 
         call = Call.of(
-            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+            prompt,
+            session,
+            deadline,
+            budget,
+            graceful_tool_errors,
+            max_rounds,
+            max_output_retries,
+            history,
+            approvals,
         )
         return AsyncPromptStream(
             lambda queue: self._evaluation(prompt, call, blocking=False, sink=queue)
@@ -190,6 +246,8 @@ class Evaluator(ABC):
             deadline=call.deadline,
             budget=call.budget,
             sink=sink,
+            history=call.history,
+            approvals=call.approvals,
         )
 
     # ---- closing

@@ -42,7 +42,14 @@ from .records import (
     redact_headers,
 )
 from .routes import Route, parse_body
-from .scripting import ScriptFunction, ScriptItem, call_script, checked_items, script_items
+from .scripting import (
+    ScriptFunction,
+    ScriptItem,
+    call_script,
+    check_expected,
+    checked_items,
+    script_items,
+)
 from .server import RawRequest, Reply, ServerThread
 from .streams import (
     STREAM_FAULTS,
@@ -376,6 +383,8 @@ class ProviderEmulator:
                 headers=headers,
                 tool_results=wire.tool_results(fields),
                 tools=wire.tool_names(fields),
+                history=wire.history(fields),
+                instructions=wire.instructions(fields),
             )
             pick, extra = call_script(function, request)
             delay += extra
@@ -384,6 +393,8 @@ class ProviderEmulator:
                 f"wink emulator: the script is exhausted (request #{number}); enqueue more "
                 "turns or pass default_turn=."
             )
+        if isinstance(pick, Turn) and pick.expected_history is not None:
+            check_expected(pick.expected_history, wire.history(fields))
         ctx = WireContext(
             route.model, fields, received, self._ids, rate, self._google_ids, self._ledger
         )

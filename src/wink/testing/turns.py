@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -113,6 +114,7 @@ class Turn:
 
     Build it with `Turn.text`, `Turn.tool_calls`, `Turn.json` or `Turn.refusal`; the
     attributes are `content` and `calls` because `text`/`tool_calls` name the constructors.
+    `expected_history` is what the request it answers must carry (`expecting`).
     """
 
     content: str | None = None
@@ -120,6 +122,22 @@ class Turn:
     usage: EmulatedUsage = field(default_factory=EmulatedUsage)
     finish: Finish = "stop"
     thinking: tuple[EmulatedThinking, ...] = ()
+    expected_history: tuple[str, ...] | None = None
+
+    def expecting(self, *history: str) -> Turn:
+        """This turn, for a request whose conversation reads as `history`: one line per
+        step, as `str(HistoryEntry)` writes it (`"user: Hi"`, `"assistant: Hello"`,
+        `"call get_weather: {\"city\":\"Paris\"}"`, `"result get_weather: sunny"`,
+        `"error get_weather: ..."`), instructions apart. A request that carries another
+        history is not answered: the emulator records the first difference as an internal
+        error (status 418, no turn used up) that fails the test (`ProviderEmulator.check`)."""
+        for line in history:
+            if not isinstance(cast(object, line), str):
+                raise InvalidArgumentError(
+                    f"Turn.expecting takes lines of text, got {kind_of(line)}",
+                    argument="history",
+                )
+        return dataclasses.replace(self, expected_history=tuple(history))
 
     @classmethod
     def text(
