@@ -164,7 +164,21 @@ def _turn(entry: Any, path: str | None, where: str) -> Turn:
         choices = ", ".join(f"`{kind}`" for kind in (*_TURNS, "fault"))
         raise ScriptFileError(f"an entry needs one of {choices}", path=path, entry=where)
     kind = kinds[0] if kinds else "text"
-    _known_keys(fields_, (kind, *_TURNS[kind], *_USAGE), path, where)
+    _known_keys(fields_, (kind, *_TURNS[kind], *_USAGE, "expect_history"), path, where)
+    turn = _turn_of(kind, fields_, path, where)
+    if "expect_history" not in fields_:
+        return turn
+    lines = fields_["expect_history"]
+    spot = f"{where}.expect_history"
+    if not isinstance(lines, list):
+        raise ScriptFileError("must be a list of history lines", path=path, entry=spot)
+    return turn.expecting(
+        *(_string(line, path, f"{spot}[{i}]") for i, line in enumerate(cast(list[Any], lines)))
+    )
+
+
+def _turn_of(kind: str, fields_: dict[str, Any], path: str | None, where: str) -> Turn:
+    """The turn a checked entry of `kind` describes."""
     usage = cast(
         UsageFields,
         {key: _count(fields_[key], path, f"{where}.{key}") for key in _USAGE if key in fields_},

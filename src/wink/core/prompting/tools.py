@@ -118,7 +118,7 @@ class Tool(Generic[P, R]):
         graceful: bool | None = None,
         *,
         params_type: type[P] | None = None,
-        requires_approval: bool | Callable[[P], bool] = False,
+        requires_approval: bool | Callable[[Any], bool] = False,
     ) -> None:
         set_field = object.__setattr__
         set_field(self, "name", name)
