@@ -19,6 +19,7 @@ import pytest
 from tests.helpers.adapters import KEY, MODELS, NO_RETRY, PROVIDERS, make_adapter
 from wink import (
     FallbackAdapter,
+    InvalidArgumentError,
     MarkdownSection,
     Prompt,
     PromptResponse,
@@ -31,7 +32,12 @@ from wink import (
     create_adapter,
 )
 from wink.adapters.base import ProviderAdapter
-from wink.core.foundation.messages import AssistantMessage
+from wink.core.foundation.messages import (
+    AssistantMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, RecordedRequest, Turn
 
 
@@ -99,6 +105,38 @@ def test_every_entry_point_continues_a_history_and_gives_the_transcript(
     assert second.transcript[:2] == first.transcript.messages
     assert len(second.transcript) == 4
     assert KEY not in second.transcript.to_json()  # no secret in it
+
+
+def tool_round_document() -> dict[str, Any]:
+    """A saved transcript of one tool round, as JSON data to tamper with."""
+    call = ToolCall("call_1", "weather", {"city": "Paris"})
+    round_ = (
+        UserMessage("Weather?"),
+        AssistantMessage(None, (call,)),
+        ToolResultMessage("call_1", "weather", "sunny in Paris"),
+    )
+    return json.loads(Transcript(round_).to_json())
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_history_a_provider_would_refuse_is_refused_before_anything_is_sent(
+    provider: str,
+) -> None:
+    unanswered = tool_round_document()
+    unanswered["messages"][2] = {"type": "user", "content": [{"type": "text", "text": "?"}]}
+    orphan = tool_round_document()
+    del orphan["messages"][1]
+    with ProviderEmulator() as emu:
+        adapter = make_adapter(provider, emu)
+        for document, problem in [
+            (unanswered, "'call_1' have no result before message 2"),
+            (orphan, "answers no call 'call_1'"),
+        ]:
+            with pytest.raises(InvalidArgumentError, match=problem):
+                adapter.evaluate(chat("Hi"), history=Transcript.from_json(json.dumps(document)))
+        with pytest.raises(InvalidArgumentError, match="history must be a wink Transcript"):
+            adapter.evaluate(chat("Hi"), history=unanswered)  # type: ignore[arg-type]
+        assert emu.requests == []
 
 
 # --- five turns, switching provider at turn three
