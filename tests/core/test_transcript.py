@@ -138,6 +138,14 @@ def test_the_format_is_version_1_with_tagged_messages_and_parts() -> None:
     assert calls[1]["arguments"] == '{"city": "Rome"}'  # a string stays a string
 
 
+def test_the_json_is_always_writable_as_utf8() -> None:
+    odd = Transcript((UserMessage("Café \ud800"), AssistantMessage("Noté.")))
+    text = odd.to_json()
+    text.encode()  # a lone surrogate (JSON can carry one) stays escaped
+    assert Transcript.from_json(text) == odd
+    assert "Café" in Transcript((UserMessage("Café"),)).to_json()  # readable otherwise
+
+
 def test_a_writer_leaves_out_every_field_at_its_default() -> None:
     """So a transcript that uses nothing newer reads in any version 1 reader."""
     plain = Transcript((UserMessage("Hi"), AssistantMessage("Hello.")))

@@ -115,9 +115,15 @@ class Transcript:
         return self.messages[index]
 
     def to_json(self) -> str:
-        """The transcript as JSON text, version 1 (the module docstring has the format)."""
+        """The transcript as JSON text, version 1 (the module docstring has the format).
+        Always writable as UTF-8: a lone surrogate a provider sent is kept escaped."""
         document = {"version": TRANSCRIPT_VERSION, "messages": [_dump(m) for m in self.messages]}
-        return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            return json.dumps(document, separators=(",", ":"))
+        return text
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Transcript:
