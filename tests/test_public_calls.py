@@ -28,6 +28,7 @@ import pytest
 import wink
 import wink.testing
 from tests.helpers.adapters import KEY, MODELS, NO_RETRY
+from tests.helpers.media import png, wav
 from wink import WinkError
 from wink.core.prompting.resources import ResourceScope
 from wink.testing.scripted import final
@@ -100,6 +101,13 @@ def script_file() -> str:
     """A valid script file for `load_script` (one, reused)."""
     path = Path(tempfile.gettempdir()) / "wink-public-calls-script.json"
     path.write_text('{"script": [{"text": "hi"}]}', encoding="utf-8")
+    return str(path)
+
+
+def media_file() -> str:
+    """A valid WAV file for `Audio.from_path` (one, reused)."""
+    path = Path(tempfile.gettempdir()) / "wink-public-calls-audio.wav"
+    path.write_bytes(wav())
     return str(path)
 
 
@@ -216,8 +224,20 @@ GOOD: dict[str, Good] = {
     "Thinking.effort": lambda _: "high",  # optional, but one of effort and budget is not
     "Turn.tool_calls.calls": lambda _: [wink.testing.EmulatedToolCall("lookup")],
     "load_script.path": lambda _: script_file(),
+    "media_type": lambda _: "image/png",
+    "Image.data": lambda _: png(),
+    "Audio.media_type": lambda _: "audio/wav",
+    "Audio.data": lambda _: wav(),
+    "Audio.from_bytes.data": lambda _: wav(),
+    "Audio.from_bytes.media_type": lambda _: "audio/wav",
+    "Audio.from_path.path": lambda _: media_file(),
+    "Audio.from_url.url": lambda _: "https://example.com/a.wav",
+    "Document.media_type": lambda _: "text/plain",
+    "Document.data": lambda _: b"Plain words.",
+    "Turn.check_parts.received": lambda _: (),
     "parse_script.data": lambda _: {"script": [{"text": "hi"}]},
     "Transcript.from_json.text": lambda _: '{"version": 1, "messages": []}',
+    "Turn.check_history.history": lambda _: (),
 }
 
 

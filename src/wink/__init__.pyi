@@ -31,6 +31,12 @@ from .core.agent.stream import (
     AsyncPromptStream as AsyncPromptStream,
     PromptStream as PromptStream,
 )
+from .core.foundation.content import (
+    Attachment as Attachment,
+    Audio as Audio,
+    Document as Document,
+    Image as Image,
+)
 from .core.foundation.errors import (
     AllAdaptersFailedError as AllAdaptersFailedError,
     AllAdaptersThrottledError as AllAdaptersThrottledError,
@@ -65,6 +71,7 @@ from .core.foundation.errors import (
     TransactionError as TransactionError,
     UnboundResourceError as UnboundResourceError,
     UnsendableValueError as UnsendableValueError,
+    UnsupportedContentError as UnsupportedContentError,
     UnsupportedSettingWarning as UnsupportedSettingWarning,
     VisibilityExpansionRequired as VisibilityExpansionRequired,
     WinkError as WinkError,

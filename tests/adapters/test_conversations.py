@@ -9,6 +9,7 @@ whole conversation: a test that passes sent nothing a provider rejects and lost 
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import pytest
 from tests.helpers.adapters import KEY, MODELS, NO_RETRY, PROVIDERS, make_adapter
 from wink import (
     FallbackAdapter,
+    Image,
     InvalidArgumentError,
     MarkdownSection,
     Prompt,
@@ -92,7 +94,7 @@ def test_every_entry_point_continues_a_history_and_gives_the_transcript(
 ) -> None:
     script = [
         Turn.text("Hello, Ada."),
-        Turn.text("You are Ada.").expecting(
+        Turn.text("You are Ada.").expecting_history(
             said("I am Ada."), "assistant: Hello, Ada.", said("Who am I?")
         ),
     ]
@@ -136,6 +138,41 @@ def test_a_history_a_provider_would_refuse_is_refused_before_anything_is_sent(
                 adapter.evaluate(chat("Hi"), history=Transcript.from_json(json.dumps(document)))
         with pytest.raises(InvalidArgumentError, match="history must be a wink Transcript"):
             adapter.evaluate(chat("Hi"), history=unanswered)  # type: ignore[arg-type]
+        assert emu.requests == []
+
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+)
+
+
+def test_an_image_in_the_history_travels_to_another_provider() -> None:
+    with ProviderEmulator([Turn.text("A red pixel.").expecting("image/png")]) as emu:
+        seen = make_adapter("anthropic", emu).evaluate(
+            chat("What is it?"), attachments=[Image.from_bytes(PNG, "image/png")]
+        )
+    saved = Transcript.from_json(seen.transcript.to_json())
+    with ProviderEmulator([Turn.text("Red.").expecting("image/png")]) as emu:
+        again = make_adapter("openai", emu).evaluate(chat("Its colour?"), history=saved)
+    assert again.text == "Red."
+
+
+def test_attachments_cannot_go_with_answers_to_pending_calls() -> None:
+    waiting = Transcript(
+        (
+            UserMessage("Weather?"),
+            AssistantMessage(None, (ToolCall("call_1", "weather", {"city": "Paris"}),)),
+        )
+    )
+    with ProviderEmulator() as emu:
+        adapter = make_adapter("openai", emu)
+        with pytest.raises(InvalidArgumentError, match="attachments go in a new user turn"):
+            adapter.evaluate(
+                chat("Go"),
+                history=waiting,
+                approvals={"call_1": True},
+                attachments=[Image.from_bytes(PNG, "image/png")],
+            )
         assert emu.requests == []
 
 
@@ -194,7 +231,7 @@ def expected_script(turns: list[tuple[str, list[Turn]]]) -> list[list[Turn]]:
         lines.append(said(text))
         expecting: list[Turn] = []
         for answer in answers:
-            expecting.append(answer.expecting(*lines))
+            expecting.append(answer.expecting_history(*lines))
             if answer.content:
                 lines.append(f"assistant: {answer.content}")
             for call in answer.calls:
@@ -325,7 +362,7 @@ def test_a_fallback_chain_continues_a_history_on_the_adapter_that_serves() -> No
         emu.enqueue(
             Turn.text("Hello, Ada."),
             Fault.overloaded(),
-            Turn.text("You are Ada.").expecting(
+            Turn.text("You are Ada.").expecting_history(
                 said("I am Ada."), "assistant: Hello, Ada.", said("Who am I?")
             ),
         )

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 from typing import Any
 
 import pytest
 
-from wink import InvalidArgumentError, PendingToolCall, ToolResult, Transcript
+from wink import Document, Image, InvalidArgumentError, PendingToolCall, ToolResult, Transcript
+from wink.core.foundation.content import CachePoint, TextPart
 from wink.core.foundation.messages import (
     AssistantMessage,
     NativeOutput,
@@ -138,6 +140,37 @@ def test_the_format_is_version_1_with_tagged_messages_and_parts() -> None:
     assert calls[1]["arguments"] == '{"city": "Rome"}'  # a string stays a string
 
 
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+)
+
+
+def test_images_documents_audio_and_cache_points_round_trip() -> None:
+    picture = Image.from_bytes(PNG, "image/png", name="pixel.png")
+    linked = Image.from_url("https://example.com/cat.jpg")
+    notes = Document.from_text("Paris is sunny.", name="notes.txt")
+    turn = UserMessage((TextPart("Look."), picture, linked, CachePoint(), TextPart("Well?")))
+    calls = AssistantMessage(None, (ToolCall("c1", "chart", {}),))
+    result = ToolResultMessage("c1", "chart", "the chart", attachments=(notes,))
+    transcript = Transcript((turn, calls, result))
+    again = Transcript.from_json(transcript.to_json())
+    assert again == transcript
+    document = json.loads(transcript.to_json())
+    assert document["messages"][0]["content"][1] == {
+        "type": "image",
+        "media_type": "image/png",
+        "data": base64.b64encode(PNG).decode(),
+        "name": "pixel.png",
+    }
+    assert document["messages"][0]["content"][2] == {
+        "type": "image",
+        "media_type": "image/jpeg",
+        "url": "https://example.com/cat.jpg",
+    }
+    assert document["messages"][0]["content"][3] == {"type": "cache_point"}
+    assert [part["type"] for part in document["messages"][2]["content"]] == ["text", "document"]
+
+
 def test_the_json_is_always_writable_as_utf8() -> None:
     odd = Transcript((UserMessage("Café \ud800"), AssistantMessage("Noté.")))
     text = odd.to_json()
@@ -178,8 +211,30 @@ def document_with(change: Any) -> str:
             "messages[5] is of the unknown type 'image'",
         ),
         (
-            document_with(lambda d: d["messages"][0]["content"].append({"type": "audio"})),
-            "messages[0].content[1] is of the unknown part type 'audio' (known: text)",
+            document_with(lambda d: d["messages"][0]["content"].append({"type": "video"})),
+            "messages[0].content[1] is of the unknown part type 'video' (known: text, image, "
+            "document, audio, cache_point)",
+        ),
+        (
+            document_with(lambda d: d["messages"][2]["content"].append({"type": "cache_point"})),
+            "messages[2].content[1] is of the unknown part type 'cache_point' (known: text, "
+            "image, document, audio)",
+        ),
+        (
+            document_with(
+                lambda d: d["messages"][0]["content"].append(
+                    {"type": "image", "media_type": "image/png", "data": "not base64!"}
+                )
+            ),
+            "messages[0].content[1]: ",
+        ),
+        (
+            document_with(
+                lambda d: d["messages"][0]["content"].append(
+                    {"type": "image", "media_type": "image/png", "data": "aGVsbG8="}
+                )
+            ),
+            "messages[0].content[1]: Image: the bytes are not image/png",
         ),
         (
             document_with(lambda d: d["messages"][1].update(mood="happy")),

@@ -375,7 +375,7 @@ def test_a_history_entry_reads_as_one_line() -> None:
 
 
 def test_a_turn_answers_only_a_request_with_the_history_it_expects() -> None:
-    expected = Turn.text("You are Ada.").expecting("user: I am Ada.", "user: Who am I?")
+    expected = Turn.text("You are Ada.").expecting_history("user: I am Ada.", "user: Who am I?")
     body = chat({"role": "user", "content": "I am Ada."}, {"role": "user", "content": "Who?"})
     with ProviderEmulator([expected]) as emu:
         refused = post(emu, CHAT, body)

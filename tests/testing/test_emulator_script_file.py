@@ -202,7 +202,7 @@ def test_a_mistake_names_its_entry(data: Any, entry: str | None, problem: str) -
 def test_a_turn_entry_may_expect_the_history_its_request_carries() -> None:
     data = {"script": [{"text": "You are Ada.", "expect_history": ["user: I am Ada."]}]}
     (turn,) = parse_script(data).items
-    assert turn == Turn.text("You are Ada.").expecting("user: I am Ada.")
+    assert turn == Turn.text("You are Ada.").expecting_history("user: I am Ada.")
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,13 @@ from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self, cast
 
+from ..core.foundation.content import Attachment, attachments_of
 from ..core.foundation.runtime import run_sync
 from .options import check_arguments
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..core.agent.loop import LoopSettings, ModelClient, PromptResponse
     from ..core.agent.stream import AsyncPromptStream, EventQueue, PromptStream
     from ..core.foundation.limits import Budget, Deadline
@@ -42,6 +45,7 @@ class Call:
     graceful_tool_errors: bool | None
     max_rounds: int | None
     max_output_retries: int | None
+    attachments: tuple[Attachment, ...] = ()
     history: Transcript | None = None
     approvals: Mapping[str, bool | ToolResult[Any]] | None = None
 
@@ -55,6 +59,7 @@ class Call:
         graceful_tool_errors: object,
         max_rounds: object,
         max_output_retries: object,
+        attachments: object = None,
         history: object = None,
         approvals: object = None,
     ) -> Call:
@@ -65,7 +70,8 @@ class Call:
         check_arguments(
             prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
         )
-        check_continuation(history, approvals)
+        parts = attachments_of(attachments, "attachments", "attachments=")
+        check_continuation(history, approvals, attachments=bool(parts))
         return cls(
             session,  # pyright: ignore[reportArgumentType]  (checked above)
             deadline,  # pyright: ignore[reportArgumentType]
@@ -73,6 +79,7 @@ class Call:
             graceful_tool_errors,  # pyright: ignore[reportArgumentType]
             max_rounds,  # pyright: ignore[reportArgumentType]
             max_output_retries,  # pyright: ignore[reportArgumentType]
+            parts,
             history,  # pyright: ignore[reportArgumentType]
             dict(cast(Mapping[str, Any], approvals)) if approvals is not None else None,
         )
@@ -105,6 +112,7 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        attachments: Sequence[Attachment] | None = None,
         history: Transcript | None = None,
         approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> PromptResponse[OutputT]:
@@ -114,6 +122,8 @@ class Evaluator(ABC):
         run on worker threads). `session` records the run's events and holds the tools'
         state; without one, the run gets a fresh `Session` of its own. `max_rounds`,
         `graceful_tool_errors` and `max_output_retries` override the adapter's for this call.
+        `attachments` (images, documents, audio) follow the rendered prompt in the user
+        turn (docs/multimodal.md).
         `history` (a `Transcript`, such as `response.transcript`) is the conversation so
         far: the prompt is its next user turn (docs/conversations.md). When it ends in
         calls awaiting approval, `approvals` answers each of them instead
@@ -127,6 +137,7 @@ class Evaluator(ABC):
             graceful_tool_errors,
             max_rounds,
             max_output_retries,
+            attachments,
             history,
             approvals,
         )
@@ -142,6 +153,7 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        attachments: Sequence[Attachment] | None = None,
         history: Transcript | None = None,
         approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> PromptResponse[OutputT]:
@@ -155,6 +167,7 @@ class Evaluator(ABC):
             graceful_tool_errors,
             max_rounds,
             max_output_retries,
+            attachments,
             history,
             approvals,
         )
@@ -170,6 +183,7 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        attachments: Sequence[Attachment] | None = None,
         history: Transcript | None = None,
         approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> PromptStream[OutputT]:
@@ -186,6 +200,7 @@ class Evaluator(ABC):
             graceful_tool_errors,
             max_rounds,
             max_output_retries,
+            attachments,
             history,
             approvals,
         )
@@ -201,6 +216,7 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        attachments: Sequence[Attachment] | None = None,
         history: Transcript | None = None,
         approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> AsyncPromptStream[OutputT]:
@@ -216,6 +232,7 @@ class Evaluator(ABC):
             graceful_tool_errors,
             max_rounds,
             max_output_retries,
+            attachments,
             history,
             approvals,
         )
@@ -246,6 +263,7 @@ class Evaluator(ABC):
             deadline=call.deadline,
             budget=call.budget,
             sink=sink,
+            attachments=call.attachments,
             history=call.history,
             approvals=call.approvals,
         )

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .faults import Fault, FaultKind, HeaderStyle, RateLimit
     from .history import HistoryEntry, HistoryRole
     from .internal import EmulatorInternalError, InternalError
+    from .parts import ReceivedPart
     from .records import (
         EmulatedRequest,
         EmulatorStats,
@@ -50,6 +51,7 @@ __all__ = [
     "Provider",
     "ProviderEmulator",
     "RateLimit",
+    "ReceivedPart",
     "RecordedRequest",
     "ScriptFileError",
     "ScriptFunction",
@@ -80,6 +82,7 @@ _LAZY: dict[str, str] = {
     "Provider": "wink.testing.records",
     "ProviderEmulator": "wink.testing.emulator",
     "RateLimit": "wink.testing.faults",
+    "ReceivedPart": "wink.testing.parts",
     "RecordedRequest": "wink.testing.records",
     "ScriptFileError": "wink.testing.script_file",
     "ScriptFunction": "wink.testing.emulator",

@@ -3,7 +3,7 @@
 Each wire format lists a request's history as `HistoryEntry`s (`WireFormat.history`), so
 a test can check what a multi-turn request sent, the same way on the four wires: in a
 script callable (`EmulatedRequest.history`), on a recorded request
-(`RecordedRequest.history`), or with `Turn.expecting(...)`, which the emulator checks
+(`RecordedRequest.history`), or with `Turn.expecting_history(...)`, which the emulator checks
 before it answers.
 """
 
@@ -32,7 +32,7 @@ class HistoryEntry:
     are not history (`EmulatedRequest.instructions`); neither is thinking.
 
     `str(entry)` is one line (`user: ...`, `assistant: ...`, `call NAME: {...}`,
-    `result NAME: ...`, `error NAME: ...`): what `Turn.expecting` compares.
+    `result NAME: ...`, `error NAME: ...`): what `Turn.expecting_history` compares.
     """
 
     role: HistoryRole

@@ -22,8 +22,9 @@ from typing import Literal
 
 from ..core.foundation.errors import WinkError
 from .records import Provider
-from .scripting import HistoryMismatch, ScriptFailure
+from .scripting import ScriptFailure
 from .server import Reply
+from .turns import ExpectationFailed
 
 __all__ = [
     "INTERNAL_ERROR_HEADER",
@@ -45,7 +46,7 @@ INTERNAL_ERROR_HEADER = "x-wink-emulator-error"
 InternalErrorSource = Literal["emulator", "script", "expectation"]
 """Whose bug: the emulator's, the script callable's (it raised, or returned neither a
 `Turn`, a `Fault` nor None), or the code under test's: a request did not carry the
-history its turn expects (`Turn.expecting`)."""
+parts or the history its turn expects (`Turn.expecting`, `Turn.expecting_history`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,7 @@ class InternalError:
         where = f"request #{self.number} ({self.method} {self.path})"
         if self.source == "expectation":
             return (
-                f"wink emulator: {where} did not carry the history its turn expects: "
+                f"wink emulator: {where} did not carry what its turn expects: "
                 f"{self.error}. The request used up no turn."
             )
         if self.source == "script":
@@ -99,7 +100,7 @@ def record_of(
     exc: Exception, number: int, provider: Provider | None, method: str, path: str
 ) -> InternalError:
     """The record of `exc`, raised while answering request `number`."""
-    if isinstance(exc, HistoryMismatch):
+    if isinstance(exc, ExpectationFailed):
         cause, text, source = exc, str(exc), "expectation"
     elif isinstance(exc, ScriptFailure):  # the callable's exception, or what it returned
         cause = exc.__cause__ or exc

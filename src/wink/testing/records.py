@@ -9,6 +9,7 @@ from typing import Any, Literal, cast
 
 from .formats import as_list, as_object, as_str
 from .history import HistoryEntry
+from .parts import ReceivedPart
 
 __all__ = [
     "REDACTED",
@@ -96,7 +97,8 @@ class ToolResultView:
 @dataclass(frozen=True, slots=True)
 class EmulatedRequest:
     """What a script callable sees: the parsed request plus a neutral view of it
-    (`history`: the conversation it carries; `instructions`: its system instructions)."""
+    (`parts`: its images, documents and audio, in order; `history`: the conversation it
+    carries; `instructions`: its system instructions)."""
 
     number: int
     provider: Provider
@@ -106,6 +108,7 @@ class EmulatedRequest:
     headers: Mapping[str, str]
     tool_results: tuple[ToolResultView, ...]
     tools: tuple[str, ...]
+    parts: tuple[ReceivedPart, ...] = ()
     history: tuple[HistoryEntry, ...] = ()
     instructions: str | None = None
 

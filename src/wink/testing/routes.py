@@ -9,6 +9,7 @@ from typing import Any
 
 from .faults import Fault
 from .formats import as_object
+from .parts import refusal
 from .records import Provider
 from .server import RawRequest
 from .thinking import ReasoningLedger
@@ -63,7 +64,11 @@ class Route:
             wire = WIRES[self.provider]
             self.problem = wire.validate(fields)
             if self.problem is None:
-                self.rejection = wire.check_history(fields, self.model, ledger)
+                # a part the API cannot read is refused as it parses the body, before it
+                # looks at the conversation
+                self.rejection = refusal(wire, fields) or wire.check_history(
+                    fields, self.model, ledger
+                )
 
 
 def parse_body(raw: bytes) -> Any:

@@ -39,7 +39,13 @@ if TYPE_CHECKING:
 __all__ = ["EmulatorScript", "ScriptFileError", "load_script", "parse_script"]
 
 _TOP = ("script", "default_turn", "rate_limit")
-_USAGE = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
+_USAGE = (
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "reasoning_tokens",
+    "cache_write_tokens",
+)
 # A turn entry's kind -> the other keys it may have (besides the usage counts).
 _TURNS: dict[str, tuple[str, ...]] = {
     "tool_calls": ("text", "thinking", "finish"),
@@ -164,17 +170,24 @@ def _turn(entry: Any, path: str | None, where: str) -> Turn:
         choices = ", ".join(f"`{kind}`" for kind in (*_TURNS, "fault"))
         raise ScriptFileError(f"an entry needs one of {choices}", path=path, entry=where)
     kind = kinds[0] if kinds else "text"
-    _known_keys(fields_, (kind, *_TURNS[kind], *_USAGE, "expect_history"), path, where)
+    expectations = ("expect_parts", "expect_history")
+    _known_keys(fields_, (kind, *_TURNS[kind], *_USAGE, *expectations), path, where)
     turn = _turn_of(kind, fields_, path, where)
-    if "expect_history" not in fields_:
-        return turn
-    lines = fields_["expect_history"]
-    spot = f"{where}.expect_history"
-    if not isinstance(lines, list):
-        raise ScriptFileError("must be a list of history lines", path=path, entry=spot)
-    return turn.expecting(
-        *(_string(line, path, f"{spot}[{i}]") for i, line in enumerate(cast(list[Any], lines)))
-    )
+    if "expect_parts" in fields_:
+        parts = _lines(fields_["expect_parts"], path, f"{where}.expect_parts", "media types")
+        turn = turn.expecting(*parts)
+    if "expect_history" in fields_:
+        lines = _lines(fields_["expect_history"], path, f"{where}.expect_history", "history lines")
+        turn = turn.expecting_history(*lines)
+    return turn
+
+
+def _lines(value: Any, path: str | None, spot: str, what: str) -> list[str]:
+    """An `expect_*` entry: a list of strings."""
+    if not isinstance(value, list):
+        raise ScriptFileError(f"must be a list of {what}", path=path, entry=spot)
+    items = cast(list[Any], value)
+    return [_string(item, path, f"{spot}[{index}]") for index, item in enumerate(items)]
 
 
 def _turn_of(kind: str, fields_: dict[str, Any], path: str | None, where: str) -> Turn:

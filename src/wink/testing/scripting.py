@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import cast
 
 from ..core.foundation.checks import kind_of
 from ..core.foundation.errors import InvalidArgumentError
 from .faults import Fault
-from .history import HistoryEntry
 from .records import EmulatedRequest
 from .turns import Turn
 
 __all__ = [
-    "HistoryMismatch",
     "ScriptFailure",
     "ScriptFunction",
     "ScriptItem",
     "call_script",
-    "check_expected",
     "checked_items",
     "script_items",
 ]
@@ -32,28 +29,6 @@ ScriptFunction = Callable[[EmulatedRequest], Turn | Fault | None]
 
 class ScriptFailure(Exception):
     """The script callable raised, or returned something it may not: its bug, not ours."""
-
-
-class HistoryMismatch(ScriptFailure):
-    """A request did not carry the history its turn expects (`Turn.expecting`)."""
-
-
-def check_expected(expected: Sequence[str], history: Sequence[HistoryEntry]) -> None:
-    """Raise `HistoryMismatch` unless the request's history reads as `expected` (each
-    entry as `str(HistoryEntry)`), naming the first step that differs."""
-    got = [str(entry) for entry in history]
-    if got == list(expected):
-        return
-    first = next(
-        (i for i, (want, have) in enumerate(zip(expected, got, strict=False)) if want != have),
-        min(len(expected), len(got)),
-    )
-    want = expected[first] if first < len(expected) else "(nothing more)"
-    have = got[first] if first < len(got) else "(nothing more)"
-    raise HistoryMismatch(
-        f"step {first} of the history is {have!r}, the turn expects {want!r} "
-        f"(expected {len(expected)} steps, got {len(got)}: {got!r})"
-    )
 
 
 def checked_items(items: Iterable[object]) -> list[ScriptItem]:

@@ -74,11 +74,14 @@ class ToolExecution:
             name=self.call.name,
             content=self.content if self.content is not None else render_tool_result(self.result),
             success=self.result.success,
+            attachments=self.result.parts(),
         )
 
 
 def render_tool_result(result: ToolResult[Any]) -> str:
-    """The text the model reads: the message, plus the value as JSON unless excluded.
+    """The text the model reads: the message, plus the value as JSON unless excluded (a
+    value that is an image, a document or an audio, or a list of them, goes as parts:
+    `ToolResult.parts`).
 
     A pydantic `BaseModel` value is sent as its own JSON (`model_dump(mode="json")`: its
     serializers, excluded fields and alias settings apply). Raises `UnsendableValueError`
@@ -90,6 +93,8 @@ def render_tool_result(result: ToolResult[Any]) -> str:
     if not result.success or result.value is None or result.exclude_value_from_context:
         return _scrub_surrogates(result.message)
     value = result.value
+    if len(result.parts()) > len(result.attachments):  # the value is sent as parts
+        return _scrub_surrogates(result.message)
     try:
         plain = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
         payload = json.dumps(to_jsonable_python(plain), ensure_ascii=False)

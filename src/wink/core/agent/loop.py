@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Generic, Protocol, cast
 
+from ..foundation.content import Attachment, TextPart, UserPart
 from ..foundation.errors import (
     ContentFilteredError,
     DeadlineExceededError,
@@ -163,13 +164,16 @@ async def run_evaluation(
     deadline: Deadline | None = None,
     budget: Budget | None = None,
     sink: EventSink | None = None,
+    attachments: tuple[Attachment, ...] = (),
     history: Transcript | None = None,
     approvals: Approvals | None = None,
 ) -> PromptResponse[OutputT]:
     """Drive `prompt` to a final answer through `client`; see the module docstring.
 
-    With a `history` (checked with `approvals` at the call: `check_continuation`), the
-    conversation goes on from it (`wink.core.agent.conversation`).
+    `attachments` (the call's images, documents, audio) follow the rendered prompt in
+    the first user turn. With a `history` (checked with `approvals` at the call:
+    `check_continuation`), the conversation goes on from it
+    (`wink.core.agent.conversation`).
 
     With a `sink`, every request is streamed into it and the loop adds its own events
     (`ToolInvoked` as each tool finishes, `RoundFinished`, `RoundRestarted`): the same
@@ -191,6 +195,7 @@ async def run_evaluation(
                 tracker,
                 progress,
                 sink,
+                attachments,
                 (history, approvals or {}),
             )
         except WinkError as error:
@@ -239,6 +244,7 @@ async def _evaluate(
     tracker: BudgetTracker,
     progress: _Progress,
     sink: EventSink | None,
+    attachments: tuple[Attachment, ...],
     continued: tuple[Transcript | None, Approvals],
 ) -> PromptResponse[OutputT]:
     name = prompt.name
@@ -258,7 +264,7 @@ async def _evaluate(
     messages: list[Message] = list(history) if history is not None else []
     resuming = history is not None and bool(history.pending)
     if not resuming:  # else the person's answers are the next turn
-        messages.append(UserMessage(rendered.text))
+        messages.append(_first_turn(rendered.text, rendered.parts, attachments))
     system = (SystemMessage(rendered.instructions),) if rendered.instructions else ()
     invocations: list[ToolInvoked] = []
     thoughts: list[str] = []
@@ -434,6 +440,15 @@ def _stop_for_approval(
     if sink is not None:
         sink.put([event])
     return waiting
+
+
+def _first_turn(
+    text: str, parts: tuple[UserPart, ...], attachments: tuple[Attachment, ...]
+) -> UserMessage:
+    """The rendered prompt, then the call's attachments; a text turn when that is all."""
+    if not attachments and all(isinstance(part, TextPart) for part in parts):
+        return UserMessage(text)
+    return UserMessage((*parts, *attachments))
 
 
 def publish(session: Session, event: object) -> None:

@@ -18,6 +18,7 @@
   - PromptEvaluationError
     + BadRequestError
       + ContextWindowExceededError
+      + UnsupportedContentError
     + AuthenticationError
     + PermissionDeniedError
     + NotFoundError
@@ -35,7 +36,8 @@
 
 The `PromptEvaluationError` subclasses say what a provider's answer means, whichever
 provider sent it (`wink.core.transport.errors` decides, once for all): a request to fix
-(`BadRequestError`, `ContextWindowExceededError`), a key or an account to fix
+(`BadRequestError`, `ContextWindowExceededError`; `UnsupportedContentError` is wink's own,
+raised before sending a part the provider cannot take), a key or an account to fix
 (`AuthenticationError`, `PermissionDeniedError`), a model name to fix (`NotFoundError`),
 content a filter blocked (`ContentFilteredError`), an answer that ended without a usable
 final answer (`OutputTruncatedError`, `RefusalError`), or a throttle to wait out
@@ -96,6 +98,7 @@ __all__ = [
     "TransactionError",
     "UnboundResourceError",
     "UnsendableValueError",
+    "UnsupportedContentError",
     "UnsupportedSettingWarning",
     "VisibilityExpansionRequired",
     "WinkError",
@@ -312,6 +315,19 @@ class ContextWindowExceededError(BadRequestError):
     """The input (with the room asked for the answer) does not fit the model's context
     window: shorten the transcript, ask for fewer output tokens, or use a model with a
     larger window (a `FallbackAdapter` moves on to the next adapter by default)."""
+
+
+class UnsupportedContentError(BadRequestError):
+    """A content part this provider cannot take (its kind, its media type, how it is
+    given, where it is) or one over its documented size limits, found before anything
+    was sent. `provider` and `part` name them; a `FallbackAdapter` moves on by default."""
+
+    def __init__(
+        self, message: str, *, prompt_name: str, provider: str, part: object | None = None
+    ) -> None:
+        super().__init__(message, prompt_name=prompt_name, phase="request")
+        self.provider = provider
+        self.part = part
 
 
 class AuthenticationError(PromptEvaluationError):

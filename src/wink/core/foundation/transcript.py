@@ -1,29 +1,16 @@
-"""`Transcript`: the whole provider-neutral conversation of an evaluation, and its JSON.
+"""`Transcript`: the whole provider-neutral conversation of an evaluation.
 
-A transcript holds the user turns, the model turns (text, tool calls, thinking) and the
-tool results, failures included, in order. It is always one a provider would take: every
-tool result answers a call of the model turn just before it, and every call is answered
-before the conversation goes on; only the last model turn may have calls still open,
-which are then the calls awaiting a person's approval (`pending`). What the adapter knows
-and the conversation does not (keys, headers, settings, instructions) is never in it.
+A transcript holds the user turns (text, attachments), the model turns (text, tool calls,
+thinking) and the tool results, failures included, in order. It is always one a provider
+would take: it starts with a user turn, every tool result answers a call of the model
+turn just before it, and every call is answered before the conversation goes on; only the
+last model turn may have calls still open, which are then the calls awaiting a person's
+approval (`pending`). What the adapter knows and the conversation does not (keys,
+headers, settings, instructions) is never in it.
 
-`to_json()` writes version 1 of the format below (docs/conversations.md documents it);
-`Transcript.from_json` reads it back, and refuses anything else with an
-`InvalidArgumentError` that names the place: an unknown field or part type (written by a
-newer wink), a newer version, a missing field. Nothing is skipped silently. A writer
-leaves out every field at its default, so a transcript that uses nothing new reads the
-same in any version 1 reader; a new field or part type appears only where it is used.
-
-    {"version": 1, "messages": [
-      {"type": "user", "content": [{"type": "text", "text": "..."}]},
-      {"type": "assistant", "origin": "anthropic:claude-sonnet-4-6", "text": "...",
-       "tool_calls": [{"id": "...", "name": "...", "arguments": {...} | "<json>",
-                       "provider_data": {...}}],
-       "thinking": [{"provider": "anthropic", "text": "...", "signature": "...",
-                     "redacted": "...", "raw": {...}}],
-       "native": {"provider": "anthropic", "items": [{...}]}, "provider_data": {...}},
-      {"type": "tool_result", "call_id": "...", "name": "...",
-       "content": [{"type": "text", "text": "..."}], "success": false}]}
+`to_json()` writes version 1 of its JSON format, `Transcript.from_json` reads it back
+(`wink.core.foundation.transcript_json` has the format; docs/conversations.md documents
+it).
 """
 
 from __future__ import annotations
@@ -35,15 +22,15 @@ from typing import Any, cast, overload
 
 from .checks import kind_of
 from .errors import InvalidArgumentError
-from .messages import (
-    AssistantMessage,
-    NativeOutput,
-    ThinkingPart,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from .messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from .results import ToolResult
+from .transcript_json import (
+    TRANSCRIPT_VERSION,
+    TranscriptMessage,
+    dump_transcript,
+    invalid,
+    load_messages,
+)
 
 __all__ = [
     "TRANSCRIPT_VERSION",
@@ -53,12 +40,6 @@ __all__ = [
     "check_continuation",
     "pending_call",
 ]
-
-TRANSCRIPT_VERSION = 1
-"""The version of the JSON format `to_json` writes and `from_json` reads."""
-
-TranscriptMessage = UserMessage | AssistantMessage | ToolResultMessage
-"""What a transcript holds (instructions are the prompt's, never the conversation's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,57 +96,29 @@ class Transcript:
         return self.messages[index]
 
     def to_json(self) -> str:
-        """The transcript as JSON text, version 1 (the module docstring has the format).
-        Always writable as UTF-8: a lone surrogate a provider sent is kept escaped."""
-        document = {"version": TRANSCRIPT_VERSION, "messages": [_dump(m) for m in self.messages]}
-        text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-        try:
-            text.encode()
-        except UnicodeEncodeError:
-            return json.dumps(document, separators=(",", ":"))
-        return text
+        """The transcript as JSON text, version 1 (docs/conversations.md has the format);
+        always writable as UTF-8."""
+        return dump_transcript(self.messages)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Transcript:
         """Read what `to_json` wrote; anything else is an `InvalidArgumentError` naming
-        where it is wrong (an unknown field, a newer version, a missing value)."""
-        if not isinstance(cast(object, text), str | bytes | bytearray):
-            raise InvalidArgumentError(
-                f"Transcript.from_json takes JSON text, got {kind_of(text)}", argument="text"
-            )
-        try:
-            document = json.loads(text)
-        except ValueError as error:
-            raise InvalidArgumentError(
-                f"not a wink transcript: the text is not JSON ({error})", argument="text"
-            ) from error
-        top = _Reader(document, "the transcript")
-        version = top.take("version", int)
-        if version != TRANSCRIPT_VERSION:
-            newer = version > TRANSCRIPT_VERSION
-            raise _invalid(
-                f"transcript version {version} "
-                + (
-                    f"is newer than this wink reads ({TRANSCRIPT_VERSION}): upgrade wink"
-                    if newer
-                    else f"is not one wink wrote (it reads {TRANSCRIPT_VERSION})"
-                )
-            )
-        items = top.take("messages", list)
-        top.done()
-        messages = [_load(item, f"messages[{index}]") for index, item in enumerate(items)]
+        where it is wrong (an unknown field or part type, a newer version, a missing
+        value, a conversation a provider would refuse)."""
+        messages = load_messages(text)
         try:
             return cls(messages)
         except InvalidArgumentError as error:
-            raise _invalid(str(error)) from error
+            raise invalid(str(error)) from error
 
 
 # --- what makes a transcript one a provider takes
 
 
-def check_continuation(history: object, approvals: object) -> None:
+def check_continuation(history: object, approvals: object, *, attachments: bool = False) -> None:
     """`history=` and `approvals=` of an entry point, checked at the call: a `Transcript`
-    (or None), and an answer for exactly the calls it ends with, if any."""
+    (or None), and an answer for exactly the calls it ends with, if any; then no new user
+    turn is added, so no `attachments` either."""
     if history is not None and not isinstance(history, Transcript):
         raise InvalidArgumentError(
             f"history must be a wink Transcript (response.transcript, or "
@@ -173,6 +126,12 @@ def check_continuation(history: object, approvals: object) -> None:
             argument="history",
         )
     waiting = history.pending if history is not None else ()
+    if waiting and attachments:
+        raise InvalidArgumentError(
+            "attachments go in a new user turn, and a history that ends in calls awaiting "
+            "approval adds none (the answers are the next turn): pass them on the call after",
+            argument="attachments",
+        )
     if approvals is None:
         if waiting:
             raise InvalidArgumentError(
@@ -276,217 +235,3 @@ def pending_call(call: ToolCall) -> PendingToolCall:
             arguments = {}
     decoded = dict(cast(Mapping[str, Any], arguments)) if isinstance(arguments, Mapping) else {}
     return PendingToolCall(call.id, call.name, decoded)
-
-
-# --- writing
-
-
-def _dump(message: TranscriptMessage) -> dict[str, Any]:
-    if isinstance(message, UserMessage):
-        return {"type": "user", "content": [_text_part(message.content)]}
-    if isinstance(message, ToolResultMessage):
-        out: dict[str, Any] = {
-            "type": "tool_result",
-            "call_id": message.call_id,
-            "name": message.name,
-            "content": [_text_part(message.content)],
-        }
-        if not message.success:
-            out["success"] = False
-        return out
-    return _dump_assistant(message)
-
-
-def _text_part(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
-
-
-def _dump_assistant(message: AssistantMessage) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "assistant"}
-    if message.origin is not None:
-        out["origin"] = message.origin
-    if message.text is not None:
-        out["text"] = message.text
-    if message.tool_calls:
-        out["tool_calls"] = [_dump_call(call) for call in message.tool_calls]
-    if message.thinking:
-        out["thinking"] = [_dump_thinking(part) for part in message.thinking]
-    if message.native is not None:
-        native = message.native
-        out["native"] = {"provider": native.provider, "items": [dict(i) for i in native.items]}
-    if message.provider_data is not None:
-        out["provider_data"] = dict(message.provider_data)
-    return out
-
-
-def _dump_call(call: ToolCall) -> dict[str, Any]:
-    arguments = call.arguments if isinstance(call.arguments, str) else dict(call.arguments)
-    out: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": arguments}
-    if call.provider_data is not None:
-        out["provider_data"] = dict(call.provider_data)
-    return out
-
-
-def _dump_thinking(part: ThinkingPart) -> dict[str, Any]:
-    out: dict[str, Any] = {"provider": part.provider}
-    for name in ("text", "signature", "redacted"):
-        value = getattr(part, name)
-        if value is not None:
-            out[name] = value
-    if part.raw is not None:
-        out["raw"] = dict(part.raw)
-    return out
-
-
-# --- reading
-
-
-class _Reader:
-    """One JSON object of the document: its fields taken one by one, the rest refused."""
-
-    def __init__(self, value: object, where: str) -> None:
-        if not isinstance(value, dict):
-            raise _invalid(f"{where} must be a JSON object, got {_json_kind(value)}")
-        self.fields = cast(dict[str, Any], value)
-        self.where = where
-        self.taken: set[str] = set()
-
-    def take(self, name: str, kind: type[Any]) -> Any:
-        if name not in self.fields:
-            raise _invalid(f"{self.where} has no {name!r}")
-        return self.optional(name, kind)
-
-    def optional(self, name: str, kind: type[Any], default: Any = None) -> Any:
-        self.taken.add(name)
-        if name not in self.fields:
-            return default
-        value = self.fields[name]
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            expected = _KINDS.get(kind, kind.__name__)
-            raise _invalid(f"{self.where}.{name} must be {expected}, got {_json_kind(value)}")
-        return value
-
-    def done(self) -> None:
-        unknown = sorted(set(self.fields) - self.taken)
-        if unknown:
-            known = ", ".join(sorted(self.taken))
-            raise _invalid(
-                f"{self.where} has the unknown field {unknown[0]!r} (known: {known}); it was "
-                "written by a newer wink, or edited"
-            )
-
-
-_KINDS: dict[type[Any], str] = {
-    str: "a string",
-    int: "a whole number",
-    bool: "true or false",
-    list: "a list",
-    dict: "an object",
-}
-
-
-_JSON_KINDS: dict[type[Any], str] = {
-    str: "a string",
-    bool: "a boolean",
-    int: "a number",
-    float: "a number",
-    list: "a list",
-    dict: "an object",
-    type(None): "null",
-}
-
-
-def _json_kind(value: object) -> str:
-    return _JSON_KINDS.get(type(value)) or kind_of(value)
-
-
-def _invalid(problem: str) -> InvalidArgumentError:
-    return InvalidArgumentError(f"not a wink transcript: {problem}", argument="text")
-
-
-def _load(item: object, where: str) -> TranscriptMessage:
-    reader = _Reader(item, where)
-    kind = reader.take("type", str)
-    if kind == "user":
-        message: TranscriptMessage = UserMessage(_load_text(reader.take("content", list), where))
-    elif kind == "tool_result":
-        message = ToolResultMessage(
-            call_id=reader.take("call_id", str),
-            name=reader.take("name", str),
-            content=_load_text(reader.take("content", list), where),
-            success=reader.optional("success", bool, True),
-        )
-    elif kind == "assistant":
-        message = _load_assistant(reader)
-    else:
-        raise _invalid(
-            f"{where} is of the unknown type {kind!r} (known: assistant, tool_result, user)"
-        )
-    reader.done()
-    return message
-
-
-def _load_text(parts: list[Any], where: str) -> str:
-    texts: list[str] = []
-    for index, part in enumerate(parts):
-        reader = _Reader(part, f"{where}.content[{index}]")
-        kind = reader.take("type", str)
-        if kind != "text":
-            raise _invalid(f"{reader.where} is of the unknown part type {kind!r} (known: text)")
-        texts.append(reader.take("text", str))
-        reader.done()
-    return "".join(texts)
-
-
-def _load_assistant(reader: _Reader) -> AssistantMessage:
-    where = reader.where
-    calls = reader.optional("tool_calls", list, [])
-    thinking = reader.optional("thinking", list, [])
-    native = reader.optional("native", dict)
-    return AssistantMessage(
-        text=reader.optional("text", str),
-        tool_calls=tuple(_load_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
-        provider_data=reader.optional("provider_data", dict),
-        thinking=tuple(_load_thinking(t, f"{where}.thinking[{i}]") for i, t in enumerate(thinking)),
-        native=_load_native(native, f"{where}.native") if native is not None else None,
-        origin=reader.optional("origin", str),
-    )
-
-
-def _load_call(item: object, where: str) -> ToolCall:
-    reader = _Reader(item, where)
-    arguments = reader.take("arguments", object)
-    if not isinstance(arguments, str | dict):
-        raise _invalid(f"{where}.arguments must be an object or a string")
-    call = ToolCall(
-        id=reader.take("id", str),
-        name=reader.take("name", str),
-        arguments=cast(str | dict[str, Any], arguments),
-        provider_data=reader.optional("provider_data", dict),
-    )
-    reader.done()
-    return call
-
-
-def _load_thinking(item: object, where: str) -> ThinkingPart:
-    reader = _Reader(item, where)
-    part = ThinkingPart(
-        provider=reader.take("provider", str),
-        text=reader.optional("text", str),
-        signature=reader.optional("signature", str),
-        redacted=reader.optional("redacted", str),
-        raw=reader.optional("raw", dict),
-    )
-    reader.done()
-    return part
-
-
-def _load_native(item: dict[str, Any], where: str) -> NativeOutput:
-    reader = _Reader(item, where)
-    provider = reader.take("provider", str)
-    items = reader.take("items", list)
-    for index, entry in enumerate(items):
-        if not isinstance(entry, dict):
-            raise _invalid(f"{where}.items[{index}] must be an object")
-    reader.done()
-    return NativeOutput(provider, tuple(cast(list[dict[str, Any]], items)))
