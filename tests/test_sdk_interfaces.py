@@ -42,8 +42,6 @@ STDLIB_ALLOWED = frozenset({"sys._getframe", "getattr(sys, '_getframe', None)"})
 # A wink object's private member used by another instance of its class, through a local.
 OWN_OBJECTS = frozenset(
     {
-        # a RedisLimiter's pacer runs its script through the limiter that made it
-        "wink/redis_limiter.py: self._limiter._run",
         # ResourceRegistry.merge fills the new registry from both registries' bindings
         "wink/core/resources.py: incoming._bindings",
         "wink/core/resources.py: merged._bindings",

@@ -11,13 +11,15 @@ import asyncio
 import json
 import socket
 import threading
+import time
 from collections.abc import Awaitable, Callable
+from typing import cast
 
 import pytest
 
 from tests.helpers.adapters import KEY, make_adapter
 from tests.helpers.prompts import HELLO, make_prompt
-from tests.helpers.throttling import fake_pacer, throttled
+from tests.helpers.throttling import fake_pacer, throttle, throttled
 from wink import (
     Deadline,
     DeadlineExceededError,
@@ -29,8 +31,9 @@ from wink import (
 )
 from wink.core.messages import ModelRequest, ModelResponse, RateLimitInfo, UserMessage
 from wink.core.pacing import RequestPacer
-from wink.core.runner import Runner
-from wink.testing import Fault, ProviderEmulator
+from wink.core.runner import OnOpen, Runner
+from wink.core.stream_events import EventSink
+from wink.testing import Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter
 
 Exchange = Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -52,8 +55,14 @@ def answering(outcome: ModelResponse | BaseException, calls: list[ModelRequest])
     return exchange
 
 
+StreamExchange = Callable[[ModelRequest, EventSink, OnOpen], Awaitable[ModelResponse]]
+
+
 def runner(
-    exchange: Exchange, pacer: RequestPacer | None = None, policy: RetryPolicy | None = None
+    exchange: Exchange,
+    pacer: RequestPacer | None = None,
+    policy: RetryPolicy | None = None,
+    stream_exchange: StreamExchange | None = None,
 ) -> Runner:
     return Runner(
         "test:model",
@@ -61,6 +70,7 @@ def runner(
         pacer=pacer or RequestPacer(),
         retry_policy=policy or RetryPolicy(),
         secrets=(KEY,),
+        stream_exchange=stream_exchange,
     )
 
 
@@ -119,7 +129,7 @@ async def test_a_wink_error_passes_through_untouched() -> None:
 
 async def test_a_window_that_outlasts_the_deadline_is_refused_unsent() -> None:
     pacer, clock = fake_pacer()
-    pacer.throttled(10.0)
+    await throttle(pacer, clock, 10.0)
     calls: list[ModelRequest] = []
     with pytest.raises(DeadlineExceededError, match="outlasts the deadline"):
         await runner(answering(ModelResponse(text="ok"), calls), pacer).request(
@@ -144,6 +154,40 @@ async def test_a_timeout_of_the_exchange_itself_is_not_the_deadline() -> None:
         await runner(answering(TimeoutError("socket"), [])).request(request(Deadline(30.0)))
     assert not isinstance(info.value, DeadlineExceededError)
     assert info.value.phase == "response"
+
+
+async def test_a_stream_is_reported_to_the_pacer_at_its_head_and_only_then() -> None:
+    # a cold pacer lets one request out; the second goes as soon as the first stream's
+    # head is in, not when its body ends
+    pacer = RequestPacer(initial_window=1)
+    body_may_end = asyncio.Event()
+    opened_streams = 0
+
+    async def stream_exchange(sent: ModelRequest, sink: EventSink, opened: OnOpen) -> ModelResponse:
+        nonlocal opened_streams
+        await opened(None)  # the response head
+        opened_streams += 1
+        await body_may_end.wait()  # the body
+        return ModelResponse(text="ok")
+
+    streaming = runner(answering(ModelResponse(text="ok"), []), pacer, None, stream_exchange)
+    sink = cast(EventSink, None)  # the stand-in exchange sends no events
+    tasks = [asyncio.create_task(streaming.stream(request(), sink)) for _ in range(2)]
+    await settle()
+    assert opened_streams == 2  # both open while the first body is still streaming
+    body_may_end.set()
+    assert [(await task).text for task in tasks] == ["ok", "ok"]
+    # two successes, each counted once (not again at the end): the window is 1 + 2
+    waiting = [asyncio.create_task(pacer.acquire()) for _ in range(5)]
+    await settle()
+    assert sum(task.done() for task in waiting) == 3
+    for task in waiting:
+        task.cancel()
+
+
+async def settle() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
 
 
 def test_the_runner_is_named_and_redacts_its_adapters_secrets() -> None:
@@ -242,3 +286,29 @@ def test_a_huge_retry_after_holds_the_adapter_no_longer_than_the_policy_cap(
     response = adapter.evaluate(HELLO, session=Session(), deadline=Deadline(5))
     assert response.text == "ok"
     adapter.close()
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "google"])
+async def test_a_burst_of_streams_all_opens_before_the_first_one_ends(
+    provider: str, provider_emulator_factory: Callable[..., ProviderEmulator]
+) -> None:
+    # 12 streams at once on a cold adapter (4 out, one more per success): each head
+    # counts as a success, so all 12 are sent within a few round trips, while each body
+    # takes half a second
+    emu = provider_emulator_factory(
+        default_turn=Turn.text("x" * 40), stream_chunk_size=4, stream_chunk_delay=0.05
+    )
+    adapter = make_adapter(provider, emu)
+    ended: list[float] = []
+
+    async def one() -> None:
+        async with adapter.stream_async(HELLO, session=Session()) as stream:
+            async for _ in stream:
+                pass
+        ended.append(time.time())
+
+    await asyncio.gather(*(one() for _ in range(12)))
+    await adapter.aclose()
+    arrivals = [recorded.received_at for recorded in emu.requests]
+    assert len(arrivals) == 12
+    assert max(arrivals) < min(ended)

@@ -22,6 +22,7 @@ from ..core.throttle import RateLimitHeaders, rate_limit_info_from_headers
 
 if TYPE_CHECKING:
     from ..core.clients import Lease
+    from ..core.runner import OnOpen
     from ..core.stream_events import EventSink
     from .base import EncodedRequest
     from .streams.base import StreamFormat
@@ -62,10 +63,11 @@ class StreamingMixin:
     """The streamed exchange and its transport (see the module doc)."""
 
     async def _stream_exchange(
-        self: _Adapter, request: ModelRequest, sink: EventSink
+        self: _Adapter, request: ModelRequest, sink: EventSink, opened: OnOpen | None = None
     ) -> ModelResponse:
         """`_exchange`, streamed: the body is read as it arrives, through the wire
         format's decoder into `sink`, and closed whatever happens (cancellation too).
+        `opened` hears of the response head (its rate headers) before the body is read.
         An adapter with no streaming wire sends its whole answer as events."""
         from .streams import stream_format
         from .streams.base import events_of
@@ -100,7 +102,10 @@ class StreamingMixin:
                     http = await run_in_thread(self._open_stream, lease.client, wire, time_limit)
         except ConfigurationError as error:  # a client that cannot serve: nothing was sent
             raise PromptEvaluationError(str(error), prompt_name=prompt, phase="request") from error
+        rate_limit = rate_limit_info_from_headers(http.headers, self.rate_limit_headers)
         try:
+            if opened is not None:
+                await opened(rate_limit)
             with read_errors(prompt, secrets):
                 if not lease.sync and not timed and sink.pulls == "async":
                     pieces = AsyncPieces(http.aiter_bytes(), reader, prompt, secrets)
@@ -118,7 +123,6 @@ class StreamingMixin:
                 http.close()
             else:
                 await http.aclose()
-        rate_limit = rate_limit_info_from_headers(http.headers, self.rate_limit_headers)
         return response if rate_limit is None else replace(response, rate_limit=rate_limit)
 
     # ---- the transport: the Stainless SDKs' documented raw call, body unread

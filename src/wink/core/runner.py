@@ -3,9 +3,11 @@
 The loop (`loop.py`) retries through `RetryPolicy` and calls `Runner.request` for each
 attempt; the runner waits for the pacer, bounds the attempt by the deadline (the whole
 exchange, not each socket read), turns a translator's stray exception into the contract,
-and feeds what the answer said about the provider's limits back to the pacer. Written
-once; an adapter gives it only `exchange`, its translated round trip (and
-`stream_exchange`, the same round trip streamed into an `EventSink`).
+and feeds what the answer said about the provider's limits back to the pacer, with the
+permit the pacer gave the request. Written once; an adapter gives it only `exchange`, its
+translated round trip (and `stream_exchange`, the same round trip streamed into an
+`EventSink`, which calls `opened` once the response head is in: a provider that answered
+200 has said "go" then, so the pacer hears of it then, not at the end of the stream).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .errors import DeadlineExceededError, PromptEvaluationError, ThrottleError, WinkError
 from .limiter import Pacer
-from .messages import ModelRequest, ModelResponse
+from .messages import ModelRequest, ModelResponse, RateLimitInfo
+from .pacing import Permit
 from .provider_errors import redact_secrets
 from .retry import RetryPolicy
 from .telemetry import current_trace
@@ -24,7 +27,11 @@ from .telemetry import current_trace
 if TYPE_CHECKING:  # adapters import the runner: keep that import light
     from .stream_events import EventSink
 
-__all__ = ["Runner"]
+__all__ = ["OnOpen", "Runner"]
+
+OnOpen = Callable[[RateLimitInfo | None], Awaitable[None]]
+"""Called by a streamed exchange once the response head is in, with its rate headers."""
+Exchange = Callable[[ModelRequest, OnOpen], Awaitable[ModelResponse]]
 
 
 class Runner:
@@ -40,7 +47,7 @@ class Runner:
         pacer: Pacer,
         retry_policy: RetryPolicy,
         secrets: tuple[str, ...],
-        stream_exchange: Callable[[ModelRequest, EventSink], Awaitable[ModelResponse]]
+        stream_exchange: Callable[[ModelRequest, EventSink, OnOpen], Awaitable[ModelResponse]]
         | None = None,
     ) -> None:
         self._name = name
@@ -58,7 +65,8 @@ class Runner:
         return cast(dict[str, Any], redact_secrets(payload, self._secrets))
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        return await self._traced(self._exchange, request)
+        exchange = self._exchange
+        return await self._traced(lambda item, _opened: exchange(item), request)
 
     async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse:
         """`request`, streamed: the exchange feeds `sink` as the answer arrives and
@@ -69,11 +77,9 @@ class Runner:
             raise PromptEvaluationError(
                 f"{self._name} cannot stream", prompt_name=request.prompt_name, phase="request"
             )
-        return await self._traced(lambda item: stream_exchange(item, sink), request)
+        return await self._traced(lambda item, opened: stream_exchange(item, sink, opened), request)
 
-    async def _traced(
-        self, exchange: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
-    ) -> ModelResponse:
+    async def _traced(self, exchange: Exchange, request: ModelRequest) -> ModelResponse:
         trace = current_trace()
         if trace is None:
             return await self._run(exchange, request)
@@ -86,26 +92,27 @@ class Runner:
         trace.answered(attempt, response)
         return response
 
-    async def _run(
-        self, exchange: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
-    ) -> ModelResponse:
+    async def _run(self, exchange: Exchange, request: ModelRequest) -> ModelResponse:
         pacer = self._pacer
         deadline = request.deadline
-        if not pacer.idle and not await pacer.acquire(deadline):
+        permit = await pacer.acquire(deadline)
+        if permit is None:
             raise DeadlineExceededError(
                 "the provider's throttle window outlasts the deadline; request not sent",
                 prompt_name=request.prompt_name,
             )
+        answered = _Answered(pacer, permit)
         try:
             if deadline is None:
-                response = await exchange(request)
+                response = await exchange(request, answered)
             else:
-                response = await self._bounded(exchange, request, deadline.remaining())
+                response = await self._bounded(exchange, request, answered, deadline.remaining())
         except ThrottleError as error:
             if error.details.kind == "rate_limit":
                 # One bad `retry-after: 86400` must not stall every request of the adapter
                 # longer than the policy itself would ever wait.
-                await pacer.on_throttle(self._policy.cap_wait(error.details.retry_after_seconds))
+                retry_after = self._policy.cap_wait(error.details.retry_after_seconds)
+                await pacer.on_throttle(permit, retry_after)
             raise
         except WinkError:
             raise
@@ -115,19 +122,16 @@ class Runner:
                 prompt_name=request.prompt_name,
                 phase="response",
             ) from error
-        await pacer.on_response(response.rate_limit)  # headerless answers teach pacing too
+        await answered(response.rate_limit)  # headerless answers teach pacing too
         return response
 
     async def _bounded(
-        self,
-        exchange: Callable[[ModelRequest], Awaitable[ModelResponse]],
-        request: ModelRequest,
-        remaining: float,
+        self, exchange: Exchange, request: ModelRequest, opened: OnOpen, remaining: float
     ) -> ModelResponse:
         scope = asyncio.timeout(max(remaining, 0.0))
         try:
             async with scope:
-                return await exchange(request)
+                return await exchange(request, opened)
         except TimeoutError:
             if not scope.expired():
                 raise
@@ -135,3 +139,18 @@ class Runner:
             "deadline passed while waiting for the provider's answer",
             prompt_name=request.prompt_name,
         )
+
+
+class _Answered:
+    """Tells the pacer once that the request of `permit` was answered: at the response
+    head of a stream (`opened`), else when the whole answer is in."""
+
+    __slots__ = ("_pacer", "_permit", "_told")
+
+    def __init__(self, pacer: Pacer, permit: Permit) -> None:
+        self._pacer, self._permit, self._told = pacer, permit, False
+
+    async def __call__(self, info: RateLimitInfo | None) -> None:
+        if not self._told:
+            self._told = True
+            await self._pacer.on_response(self._permit, info)
