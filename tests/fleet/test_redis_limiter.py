@@ -135,7 +135,7 @@ async def test_two_processes_never_take_the_same_slot(redis_server: RedisServer)
         RedisStore(RedisLimiter(redis_server.url, namespace="slots"), f"slots:{KEY}")
         for _ in range(2)
     )
-    await one.apply(PaceChange(floor=0.02))  # the fleet now spaces requests 20 ms apart
+    await one.apply(PaceChange(floor=0.02, urgent=True))  # the fleet now spaces by 20 ms
     bookings = await asyncio.gather(*(store.book(60.0) for store in (one, two) for _ in range(10)))
     # a slot is `mark` on Redis's clock (nothing held, nothing shifted): 20 distinct
     # slots, one interval apart, whichever process booked them
