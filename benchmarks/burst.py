@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from ._common import Row, emulator, interleave, row, run_json
+from ._common import Row, emulator, interleave, peak_mib, row, run_json
 
 EVENTS, CHUNK, DELAY = 20, 8, 0.05
 TARGET = 1.1
@@ -65,16 +65,8 @@ async def _burst(side: str, base_url: str, count: int) -> dict[str, Any]:
         "ttft_p50": statistics.median(firsts),
         "ttft_p99": firsts[round(0.99 * (len(firsts) - 1))],
         "errors": errors,
-        "peak_rss_mib": _peak_mib(),
+        "peak_rss_mib": peak_mib(),
     }
-
-
-def _peak_mib() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024  # kB
-    raise RuntimeError("no VmHWM in /proc/self/status (Linux only)")
 
 
 def main() -> None:
