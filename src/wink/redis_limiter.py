@@ -325,10 +325,12 @@ class RedisStore:
         self._clock = clock  # None: Redis's own clock
         self._local_clock = clock if clock is not None else time.monotonic
         self._local = MemoryStore(self._local_clock)
-        self._pending = PaceChange()  # its hold is not used: `_held_until` says it
+        self._pending = PaceChange()  # not sent yet, but the hold: `_held_until` says it
         self._held_until = -math.inf  # the pending hold's end, on the local clock
         self._read_at = -math.inf
         self._fleet_paces = False  # as last read
+        self._steps = self._adopted = 0  # steps started; the latest whose reply was adopted
+        self._in_flight: dict[int, PaceChange] = {}  # what each step still out has sent
         self._reading: asyncio.Task[PaceState | None] | None = None
 
     def __repr__(self) -> str:
@@ -346,7 +348,7 @@ class RedisStore:
             change.hold <= 0.0 and local.interval == before.interval
         ):
             return local  # Redis is away (the fleet will not replay it), or nothing new
-        self._pending = self._pending.then(change)
+        self._pending = self._pending.then(PaceChange(0.0, change.factor, change.floor))
         if change.hold > 0.0:
             self._held_until = max(self._held_until, self._local_clock() + change.hold)
         if not change.urgent:
@@ -386,21 +388,38 @@ class RedisStore:
         await asyncio.shield(task)
 
     async def _step(self, action: str, most: float = 0.0, mark: float = 0.0) -> PaceState | None:
-        change, self._pending = self._pending, PaceChange()
-        held_until, self._held_until = self._held_until, -math.inf
-        hold = max(0.0, held_until - self._local_clock())
+        pending = self._pending
+        hold = max(0.0, self._held_until - self._local_clock())
+        sent = PaceChange(hold, pending.factor, pending.floor)
+        self._pending, self._held_until = PaceChange(), -math.inf
         seed = self._local.apply_now(PaceChange())
         now = "" if self._clock is None else repr(self._clock())
         args = [now, repr(seed.interval), repr(seed.held_for)]
-        args += [repr(hold), repr(change.factor), repr(change.floor)]
+        args += [repr(sent.hold), repr(sent.factor), repr(sent.floor)]
         args += [action, repr(min(most, _FOREVER)), repr(mark)]
-        reply = await self._limiter.run_script(self._key, args)
-        if reply is None:
-            return None
+        self._steps += 1
+        step = self._steps
+        self._in_flight[step] = sent
+        try:
+            reply = await self._limiter.run_script(self._key, args)
+        finally:
+            del self._in_flight[step]
+        if reply is not None and step > self._adopted:
+            self._adopt(step, reply)
+        return reply
+
+    def _adopt(self, step: int, reply: PaceState) -> None:
+        """Take Redis's pace as the mirror's, with what this process has changed since
+        (steps started later, still in flight: an answer may overtake an earlier one;
+        changes not sent yet)."""
+        self._adopted = step
         self._local.adopt(reply.interval, reply.held_for)
+        for later in sorted(self._in_flight):
+            if later > step:
+                self._local.apply_now(self._in_flight[later])
+        self._local.apply_now(self._pending)
         self._fleet_paces = reply.pacing
         self._read_at = time.monotonic()
-        return reply
 
 
 def _import_redis() -> Any:

@@ -1,8 +1,9 @@
 """The limiter: where what an adapter learns about a provider's limit lives.
 
-The throttle window and the pacer's state live behind one interface: in-process by
-default (`InProcessLimiter`), in Redis for a fleet of processes (`wink.RedisLimiter`).
-The adapter, and the loop above it, do not know which.
+Both limiters hand out the same pacer (`RequestPacer`, one algorithm) over a different
+store of the pace: in-process by default (`InProcessLimiter`, a `MemoryStore`), in Redis
+for a fleet of processes (`wink.RedisLimiter`). The adapter, and the loop above it, do
+not know which.
 """
 
 from __future__ import annotations
