@@ -14,13 +14,13 @@ from ._common import PYTHON, Row, interleave, row
 
 PAIRS = (
     ("wink", "openai", 0.25),
-    ("wink.adapters.openai", "openai", 1.05),
-    ("wink.adapters.anthropic", "anthropic", 1.05),
-    ("wink.adapters.google", "google.genai", 1.05),
+    ("wink.providers.openai.chat", "openai", 1.05),
+    ("wink.providers.anthropic.messages", "anthropic", 1.05),
+    ("wink.providers.google.generate", "google.genai", 1.05),
 )
 FULL = (
     "from wink import MarkdownSection, Prompt, Session, Tool, ToolResult, create_adapter; "
-    "import wink.adapters.openai"
+    "import wink.providers.openai.chat"
 )
 
 

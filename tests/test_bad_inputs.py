@@ -8,6 +8,7 @@ promise they add up to."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pytest
@@ -32,6 +33,20 @@ def _calls() -> list[tuple[str, Callable[[], object]]]:
         ("Deadline('10')", lambda: wink.Deadline("10")),  # type: ignore[arg-type]
         ("Deadline(nan)", lambda: wink.Deadline(float("nan"))),
         ("Budget(max_requests=-1)", lambda: wink.Budget(max_requests=-1)),
+        ("Deadline(time.time() + 1)", lambda: wink.Deadline(time.time() + 1)),
+        ("Deadline(-1)", lambda: wink.Deadline(-1)),
+        (
+            "base_url='localhost:8080'",
+            lambda: create_adapter("openai:gpt-4.1", api_key=KEY, base_url="localhost:8080"),
+        ),
+        ("RedisLimiter('http://x')", lambda: wink.RedisLimiter("http://x", namespace="a")),
+        ("RedisLimiter(namespace='')", lambda: wink.RedisLimiter("redis://x", namespace="")),
+        (
+            "RedisLimiter(timeout=-1)",
+            lambda: wink.RedisLimiter("redis://x", namespace="a", timeout=-1),
+        ),
+        ("InProcessLimiter().pacer('')", lambda: wink.InProcessLimiter().pacer("")),
+        ("Prompt(sections='Hello')", lambda: Prompt(name="p", sections="Hello")),  # type: ignore[arg-type]
     ]
 
 

@@ -3,26 +3,39 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
+from typing import Any
 
+import anthropic
+import openai
 import pytest
 
 import wink
 from wink.cli import main
-from wink.core.errors import DeadlineExceededError, PromptEvaluationError
+from wink.core.foundation.errors import DeadlineExceededError, PromptEvaluationError
 from wink.demo import describe_failure, format_arguments, run_demo
 from wink.testing import Fault
 
 PROVIDERS = ["anthropic", "openai", "openai-responses", "google"]
 
+# The one line the demo shows for the tool that raises (no traceback on screen).
+BROKEN_TOOL_NOTICE = (
+    "⚠ tool station_status failed: ConnectionError: station PAR-01 did not answer "
+    "→ sent back to the model; wink logs the traceback on wink.tools"
+)
+SHOWN = {"→ ", "⚠ ", "✘ ", "⏳ ", "✔ "}  # the prefixes of the lines TOOL_LINES lists
+
 # The lines the demo prints for its scripted model, in order, the same for every provider.
 TOOL_LINES = [
     "→ prompt 'weather-agent' with tools get_forecast, station_status",
+    BROKEN_TOOL_NOTICE,
     '✘ get_forecast(city="Paris", days="soon") → Invalid arguments for \'get_forecast\': '
     "days: Input should be a valid integer, unable to parse string as an integer",
     '✘ station_status(station="PAR-01") → ConnectionError: station PAR-01 did not answer',
@@ -47,7 +60,7 @@ def _lines(out: str) -> list[str]:
 def test_demo_shows_the_whole_contract(provider: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--provider", provider]) == 0
     lines = _lines(capsys.readouterr().out)
-    shown = [line for line in lines if line[:2] in {"→ ", "✘ ", "⏳ ", "✔ "}]
+    shown = [line for line in lines if line[:2] in SHOWN]
     assert shown == TOOL_LINES
     assert lines[-2:] == SUMMARY_LINES
     assert any("Paris: sunny tomorrow (21°C)" in line for line in lines)
@@ -62,7 +75,7 @@ def test_demo_failure_prints_class_phase_and_message(
     lines = _lines(capsys.readouterr().out)
     failure = [line for line in lines if line.startswith("✘ evaluation failed")]
     assert len(failure) == 1, lines
-    assert failure[0].startswith("✘ evaluation failed: PromptEvaluationError in phase 'request': ")
+    assert failure[0].startswith("✘ evaluation failed: AuthenticationError in phase 'request': ")
     assert "HTTP 401" in failure[0]
     assert "prompt_name=" not in failure[0]  # not the repr
 
@@ -108,7 +121,7 @@ def test_demo_runs_in_plain_text_without_rich() -> None:
     )
     assert done.returncode == 0, done.stderr
     lines = _lines(done.stdout)
-    assert [line for line in lines if line[:2] in {"→ ", "✘ ", "⏳ ", "✔ "}] == TOOL_LINES
+    assert [line for line in lines if line[:2] in SHOWN] == TOOL_LINES
     assert lines[-2:] == SUMMARY_LINES
     assert "--- final answer ---" in lines
     assert not any(character in done.stdout for character in "╭│┃")  # no rich boxes
@@ -134,15 +147,43 @@ def test_demo_live_needs_a_key(
     assert "--live needs ANTHROPIC_API_KEY in the environment" in capsys.readouterr().out
 
 
-def test_python_dash_m_wink_runs_the_demo() -> None:
+@pytest.mark.parametrize("mode", [[], ["--stream"]], ids=["evaluated", "streamed"])
+def test_python_dash_m_wink_runs_the_demo(mode: list[str]) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "wink", "demo", "--provider", "openai"],
+        [sys.executable, "-m", "wink", "demo", "--provider", "openai", *mode],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "final answer" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_raising_tool_is_one_line_of_the_demo_not_a_traceback() -> None:
+    """Run as a newcomer runs it (no logging configured, where Python prints a warning's
+    traceback to stderr): the failure is one notice, the run goes on."""
+    done = subprocess.run(
+        [sys.executable, "-m", "wink", "demo", "--provider", "google"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.stderr == ""
+    assert BROKEN_TOOL_NOTICE in _lines(done.stdout)
+
+
+def test_the_demo_leaves_the_librarys_log_to_the_application(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with caplog.at_level("WARNING", logger="wink.tools"):
+        assert main(["demo", "--provider", "anthropic"]) == 0
+    (record,) = [r for r in caplog.records if r.name == "wink.tools"]
+    assert record.exc_info is not None  # the traceback is still logged, for the application
+    assert BROKEN_TOOL_NOTICE in _lines(capsys.readouterr().out)
+    assert logging.getLogger("wink.tools").handlers == []  # the demo's handler is gone
 
 
 # --- help and version
@@ -166,7 +207,10 @@ def test_help_describes_the_tool(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize(
     ("command", "options"),
-    [("demo", ["--provider", "--live", "--model"]), ("emulator", ["--port", "--host"])],
+    [
+        ("demo", ["--provider", "--live", "--model"]),
+        ("emulator", ["--port", "--host", "--script"]),
+    ],
 )
 def test_every_option_has_help_with_its_default(
     command: str, options: list[str], capsys: pytest.CaptureFixture[str]
@@ -246,3 +290,75 @@ def test_emulator_rejects_a_port_out_of_range(capsys: pytest.CaptureFixture[str]
         main(["emulator", "--port", "70000"])
     assert exited.value.code == 2
     assert "port must be in 0..65535" in capsys.readouterr().err
+
+
+SCRIPT = {
+    "script": [
+        {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_1"}]},
+        {"fault": "rate_limit", "retry_after": 0.25},
+        {"text": "Sunny in Paris.", "thinking": "The tool said so."},
+    ],
+    "default_turn": {"text": "That is all."},
+}
+
+
+def test_emulator_answers_from_a_script_file(tmp_path: Path) -> None:
+    """A script written by another process, served by the command, read by real SDKs."""
+    (tmp_path / "turns.json").write_text(json.dumps(SCRIPT))
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "wink", "emulator", "--script", "turns.json", "--port", str(port)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    root = f"http://127.0.0.1:{port}"
+    try:
+        assert process.stdout is not None
+        assert root in process.stdout.readline()  # listening
+        chat = openai.OpenAI(api_key="test", base_url=f"{root}/v1", max_retries=0)
+        claude = anthropic.Anthropic(api_key="test", base_url=root, max_retries=0)
+        ask: dict[str, Any] = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "?"}]}
+        call = chat.chat.completions.create(**ask).choices[0].message.tool_calls or []
+        assert [(c.id, c.function.name, c.function.arguments) for c in call] == [
+            ("call_1", "get_weather", '{"city":"Paris"}')
+        ]
+        with pytest.raises(openai.RateLimitError) as throttled:
+            chat.chat.completions.create(**ask)
+        assert throttled.value.response.headers["retry-after"] == "0.25"
+        answer = claude.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=4096,
+            thinking={"type": "enabled", "budget_tokens": 2048},
+            messages=[{"role": "user", "content": "?"}],
+        )
+        assert [block.type for block in answer.content] == ["thinking", "text"]
+        assert answer.content[1].to_dict()["text"] == "Sunny in Paris."
+        assert chat.chat.completions.create(**ask).choices[0].message.content == "That is all."
+        chat.close()
+        claude.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def test_emulator_refuses_a_bad_script_file_in_one_line(tmp_path: Path) -> None:
+    bad = {"script": [{"text": "ok"}, {"fault": "rate_limited"}]}
+    (tmp_path / "turns.json").write_text(json.dumps(bad))
+    done = subprocess.run(
+        [sys.executable, "-m", "wink", "emulator", "--script", "turns.json", "--port", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""  # it never listened
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(
+        "wink emulator: turns.json: script[1].fault: unknown fault kind 'rate_limited' (known: "
+    )

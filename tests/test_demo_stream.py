@@ -7,7 +7,7 @@ import pytest
 from wink.cli import main
 from wink.demo import run_demo
 from wink.demo_stream import FINAL
-from wink.testing import Fault, Turn
+from wink.testing import EmulatedToolCall, Fault, Turn
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai", "openai-responses", "google"])
@@ -32,6 +32,20 @@ def test_a_stream_that_cannot_recover_prints_the_failure(
 ) -> None:
     script = [Fault.stream_error(after=2, kind="bad_request", message="bad request")]
     assert run_demo(provider="openai", script=[*script, Turn.text("never")], stream=True) == 1
+    assert "✘ evaluation failed: BadRequestError in phase 'request'" in capsys.readouterr().out
+
+
+def test_a_raising_tool_in_a_streamed_run_is_a_one_line_notice(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    script = [
+        Turn.tool_calls(EmulatedToolCall("station_status", {"station": "PAR-01"})),
+        Turn.text("The station is down."),
+    ]
+    assert run_demo(provider="anthropic", script=script, stream=True) == 0
+    captured = capsys.readouterr()
     assert (
-        "✘ evaluation failed: PromptEvaluationError in phase 'request'" in capsys.readouterr().out
-    )
+        "⚠ tool station_status failed: ConnectionError: station PAR-01 did not answer "
+        "→ sent back to the model; wink logs the traceback on wink.tools"
+    ) in captured.out.splitlines()
+    assert "Traceback" not in captured.out + captured.err

@@ -10,9 +10,12 @@ other included file is put in place of its line and the block runs.
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.metadata
 import io
 import re
 import sys
+import tomllib
 import types
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -78,6 +81,81 @@ def test_included_pytest_modules_are_not_executed_but_must_exist(tmp_path: Path)
         _resolve('--8<-- "tests/no_such_file.py"\n')
 
 
+def _executed_imports(page: Path) -> set[str]:
+    """The modules the executed blocks of `page` import (included pytest modules are not
+    executed here)."""
+    modules: set[str] = set()
+    for block in _FENCE.findall(page.read_text(encoding="utf-8")):
+        code = _resolve(block)
+        for node in ast.walk(ast.parse(code or "")):
+            if isinstance(node, ast.Import):
+                modules.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules.add(node.module)
+    return modules
+
+
+def _modules_installed_by_wink_all() -> set[str]:
+    """Every module of the distributions `pip install 'wink[all]'` asks for by name."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    requirements = [*project["dependencies"], *project["optional-dependencies"]["all"]]
+    modules: set[str] = set()
+    for requirement in requirements:
+        name = re.match(r"[A-Za-z0-9_.-]+", requirement)
+        assert name is not None, requirement
+        for file in importlib.metadata.distribution(name.group()).files or ():
+            if file.suffix == ".py":
+                parts = file.with_suffix("").parts
+                modules.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return modules
+
+
+def test_the_examples_need_nothing_but_wink_all() -> None:
+    """A reader who ran `pip install 'wink[all]'` can run every example as written."""
+    installed = _modules_installed_by_wink_all()
+    for page in [*PAGES, ROOT / "README.md"]:
+        for module in _executed_imports(page):
+            top = module.partition(".")[0]
+            if top == "wink" or top in sys.stdlib_module_names:
+                continue
+            assert module in installed, f"{page.name} imports {module}, not in wink[all]"
+
+
+_ENTRY = re.compile(r"^::: (wink(?:\.testing)?)\.(\w+)$", re.MULTILINE)
+
+
+@pytest.mark.parametrize("module", ["wink", "wink.testing"])
+def test_every_public_name_has_an_api_reference_entry(module: str) -> None:
+    """docs/reference/ has one `::: module.Name` line per name of `module.__all__`, and
+    none for anything else."""
+    entries: list[str] = []
+    for page in (DOCS / "reference").glob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        entries += [name for owner, name in _ENTRY.findall(text) if owner == module]
+    public = importlib.import_module(module).__all__
+    assert sorted(set(public) - set(entries)) == [], f"no API reference entry in {module}"
+    assert sorted(set(entries) - set(public)) == [], f"not in {module}.__all__"
+    assert len(entries) == len(set(entries)), "a name has two entries"
+
+
+@pytest.mark.parametrize("module", ["wink", "wink.testing"])
+def test_every_public_name_has_a_docstring_for_its_entry(module: str) -> None:
+    """Read as the API reference reads them (griffe, from src/): a type alias needs the
+    string under it, which Python itself keeps nowhere."""
+    import griffe
+
+    loader = griffe.GriffeLoader(search_paths=[str(ROOT / "src")])
+    package = loader.load("wink")
+    loader.resolve_aliases(implicit=False, external=False)
+    undocumented = []
+    for name in importlib.import_module(module).__all__:
+        found = package[f"{module}.{name}".removeprefix("wink").lstrip(".")]
+        target = found.final_target if found.is_alias else found
+        if not (target.docstring and target.docstring.value.strip()):
+            undocumented.append(name)
+    assert undocumented == []
+
+
 def test_every_page_is_in_the_nav() -> None:
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     for page in PAGES:
@@ -94,8 +172,7 @@ def _readme() -> str:
 def test_readme_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
     # The example uses the real Anthropic API: the SDK's own ANTHROPIC_BASE_URL and
     # ANTHROPIC_API_KEY variables point it at the emulator instead, code unchanged.
-    blocks = _FENCE.findall(_readme())
-    assert len(blocks) == 1
+    blocks = _FENCE.findall(_readme())[:1]  # the example with a real provider
     assert 'create_adapter("anthropic:claude-sonnet-4-6")' in blocks[0]
     script = [
         Turn.tool_calls(EmulatedToolCall("get_weather", {"city": "Lyon"})),
@@ -125,8 +202,29 @@ def test_readme_example_catches_a_failure_with_winkerror(
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
         out = io.StringIO()
         with redirect_stdout(out):
-            _run_blocks(_FENCE.findall(_readme()), "readme_example", "README.md")
+            _run_blocks(_FENCE.findall(_readme())[:1], "readme_example", "README.md")
     assert out.getvalue().startswith("failed: request failed for prompt 'weather': HTTP 401")
+
+
+def test_readme_runs_top_to_bottom_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer with no key pastes the README's examples: the first says what is
+    missing (a `WinkError`, caught), the second runs the agent on the emulator and prints
+    what the README shows."""
+    for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(variable, raising=False)
+    text = _readme()
+    blocks = _FENCE.findall(text)
+    assert len(blocks) == 2
+    assert "ProviderEmulator" in blocks[1]
+    out = io.StringIO()
+    with redirect_stdout(out):
+        _run_blocks(blocks, "readme_example", "README.md")
+    printed = out.getvalue().splitlines()
+    assert printed[0].startswith("failed: request failed for prompt 'weather': no API key")
+    after = text.split(blocks[1], 1)[1]  # the emulator example is followed by its output
+    shown = re.match(r"```\n\n```text\n(.*?)^```", after, re.DOTALL | re.MULTILINE)
+    assert shown is not None, "the emulator example is followed by its output"
+    assert printed[1:] == shown.group(1).splitlines()
 
 
 def test_ci_runs_the_readme_test_command() -> None:

@@ -29,17 +29,20 @@ def test_public_names_match_module_namespace() -> None:
     assert public == set(wink.__all__)
 
 
-def test_import_wink_loads_only_the_error_tree() -> None:
-    # every other name is resolved on first access; the error tree is always there
+def test_import_wink_loads_nothing_until_a_name_is_used() -> None:
+    # every name is resolved on first access
     code = (
         "import sys, wink\n"
-        "heavy = ('pydantic', 'tenacity', 'httpx', 'asyncio', 'wink.core.loop')\n"
+        "heavy = ('pydantic', 'tenacity', 'httpx', 'asyncio', 'wink.core.agent.loop')\n"
         "print(','.join(m for m in heavy if m in sys.modules))\n"
         "from wink import Tool, WinkError\n"
         "print(Tool.__module__, WinkError.__module__, 'pydantic' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.splitlines() == ["", "wink.core.tools wink.core.errors True"]
+    assert out.stdout.splitlines() == [
+        "",
+        "wink.core.prompting.tools wink.core.foundation.errors True",
+    ]
 
 
 def test_import_wink_loads_no_provider_sdk() -> None:
@@ -56,3 +59,30 @@ def test_import_wink_loads_no_provider_sdk() -> None:
 def test_unknown_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="NoSuchThing"):
         wink.NoSuchThing  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_the_stub_lists_every_public_name_with_its_home() -> None:
+    """`__init__.pyi` is the one list: each name imports from the module it names, and
+    `wink.errors` / `wink.events` hold the same objects."""
+    import ast
+    from pathlib import Path
+
+    import wink.errors
+    import wink.events
+
+    stub = ast.parse(Path(wink.__file__).with_suffix(".pyi").read_text(encoding="utf-8"))
+    listed = {
+        alias.asname or alias.name: f"wink.{node.module}"
+        for node in stub.body
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+        for alias in node.names
+    }
+    assert sorted(listed) == wink.__all__
+    for name, module in listed.items():
+        assert getattr(wink, name) is getattr(__import__(module, fromlist=[name]), name)
+    for namespace in (wink.errors, wink.events):
+        for name in namespace.__all__:
+            if name in listed:
+                assert getattr(namespace, name) is getattr(wink, name)
+    assert "WinkError" in wink.errors.__all__
+    assert "TextDelta" in wink.events.__all__

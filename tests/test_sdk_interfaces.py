@@ -43,16 +43,12 @@ STDLIB_ALLOWED = frozenset({"sys._getframe", "getattr(sys, '_getframe', None)"})
 OWN_OBJECTS = frozenset(
     {
         # ResourceRegistry.merge fills the new registry from both registries' bindings
-        "wink/core/resources.py: incoming._bindings",
-        "wink/core/resources.py: merged._bindings",
+        "wink/core/prompting/resources.py: incoming._bindings",
+        "wink/core/prompting/resources.py: merged._bindings",
         # a child ResourceScope shares its parent's resolution stack
-        "wink/core/resources.py: parent._resolution",
+        "wink/core/prompting/resources.py: parent._resolution",
         # the ResourceScope that owns a binding builds its instance
-        "wink/core/resources.py: owner._resolve",
-        # a FallbackAdapter sends each round through its adapters' runners
-        "wink/adapters/fallback.py: adapter._runner",
-        # ...with the first adapter's loop settings
-        "wink/adapters/fallback.py: first._loop_settings",
+        "wink/core/prompting/resources.py: owner._resolve",
         # ...and entering it opens its adapters' clients
         "wink/adapters/fallback.py: adapter._prepare",
     }
@@ -315,7 +311,7 @@ def test_the_checker_flags_private_uses(source: str, flagged: str) -> None:
     [
         "class A:\n    def f(self):\n        return self._x",
         "class A:\n    @classmethod\n    def f(cls):\n        return cls._x",
-        "import wink.core.errors\nwink.core.errors._private",
+        "import wink.core.foundation.errors\nwink.core.errors._private",
         "from ..core import retry\nretry._helper",
         "def _helper(): ...\n_helper._cache",
         "_cache = {}\n_cache._x",

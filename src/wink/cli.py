@@ -30,7 +30,8 @@ examples:
   wink demo --provider google        the same agent on the Gemini wire format
   wink demo --live --provider openai against the real OpenAI API (needs OPENAI_API_KEY)
   wink demo --stream                 the answer streamed, one stream broken and recovered
-  wink emulator --port 8099          serve the emulator until Ctrl-C"""
+  wink emulator --port 8099          serve the emulator until Ctrl-C
+  wink emulator --script turns.json  ... answering from a script of turns and faults"""
 
 _DEMO = """\
 Run a small weather agent. Its model calls a tool with invalid arguments, a tool that
@@ -43,8 +44,10 @@ the chosen provider's wire format; with --live it is the real provider."""
 _EMULATOR = """\
 Serve wink's provider emulator in the foreground until Ctrl-C. It speaks the OpenAI
 (Chat Completions and Responses), Anthropic Messages and Gemini generateContent wire
-formats, accepts any API key, and answers every request with a short text. Once it
-listens it prints one base URL per provider."""
+formats, accepts any API key, and answers every request with a short text, or, with
+--script, with the turns and faults of a script file, in order (the JSON format is in
+wink's docs, Testing). Once it listens it prints one base URL per provider; an internal
+error of the emulator is printed to stderr."""
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -117,6 +120,14 @@ def _parser() -> argparse.ArgumentParser:
     emulator.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default: %(default)s)"
     )
+    emulator.add_argument(
+        "--script",
+        metavar="FILE",
+        default=None,
+        help="a JSON script file: the turns and faults to answer with, in order, and "
+        "optionally a default turn and a rate limit (default: none, a short text to "
+        "every request)",
+    )
     return parser
 
 
@@ -124,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the `wink` command; returns the process exit code."""
     arguments = _parser().parse_args(argv)
     if arguments.command == "emulator":
-        return _serve(arguments.host, arguments.port)
+        return _serve(arguments.host, arguments.port, arguments.script)
     from .demo import run_demo
 
     return run_demo(
@@ -135,11 +146,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
 
-def _serve(host: str, port: int) -> int:
-    from .testing import serve
+def _serve(host: str, port: int, script_file: str | None) -> int:
+    from .testing import ScriptFileError, load_script, serve
 
     try:
-        serve(port=port, host=host)
+        script = None if script_file is None else load_script(script_file)
+    except ScriptFileError as error:
+        print(f"wink emulator: {error}", file=sys.stderr)
+        return 1
+    try:
+        serve(port=port, host=host, script=script)
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
             problem = (

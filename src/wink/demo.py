@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, cast
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from . import (
     ConfigurationError,
@@ -54,6 +54,7 @@ __all__ = [
     "format_arguments",
     "open_screen",
     "run_demo",
+    "show_event",
 ]
 
 _MODELS = {
@@ -146,12 +147,15 @@ def _script() -> list[Turn | Fault]:
 def format_arguments(params: object) -> str:
     """Tool arguments as `name=value, ...` with JSON values, however they arrived.
 
-    `ToolInvoked.params` is the parameter dataclass when the arguments were valid, else what
-    the provider sent: a JSON string (OpenAI) or a decoded object (Anthropic, Gemini).
+    `ToolInvoked.params` is the parameter dataclass (or model) when the arguments were
+    valid, else what the provider sent: a JSON string (OpenAI) or a decoded object
+    (Anthropic, Gemini).
     """
     values: Mapping[str, Any]
     if dataclasses.is_dataclass(params) and not isinstance(params, type):
         values = dataclasses.asdict(params)
+    elif isinstance(params, BaseModel):
+        values = params.model_dump(mode="json")
     elif isinstance(params, Mapping):
         values = cast(Mapping[str, Any], params)
     elif isinstance(params, str):
@@ -295,20 +299,46 @@ class _ThrottleLog(logging.Handler):
             self.screen.line(("⏳ ", "yellow"), record.getMessage())
 
 
+class _BrokenToolLog(logging.Handler):
+    """Shows a tool whose handler broke (`wink.tools` logs it at WARNING with the
+    traceback) as one line of the demo's screen: the failure is a value the model reads,
+    not a crash, so the demo does not print the traceback mid-screen. The library's log
+    is untouched: an application's own handlers still get the record."""
+
+    def __init__(self, screen: Screen) -> None:
+        super().__init__(logging.WARNING)
+        self.screen = screen
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # the executor logs (tool, handler, prompt, call id, message)
+        arguments = cast(tuple[Any, ...], record.args if isinstance(record.args, tuple) else ())
+        if len(arguments) == 5:
+            notice = f"tool {arguments[0]} failed: {arguments[4]}"
+        else:
+            notice = record.getMessage().splitlines()[0]
+        self.screen.line(
+            ("⚠ ", "yellow"),
+            f"{notice} → sent back to the model; wink logs the traceback on wink.tools",
+        )
+
+
 @contextmanager
-def _watch_throttling(screen: Screen) -> Generator[None]:
-    logger = logging.getLogger("wink.throttle")
-    handler, level = _ThrottleLog(screen), logger.level
+def _watching(name: str, handler: logging.Handler, level: int | None = None) -> Generator[None]:
+    """`handler` on logger `name` (and the logger at `level`, if given) for the block."""
+    logger = logging.getLogger(name)
+    before = logger.level
     logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
+    if level is not None:
+        logger.setLevel(level)
     try:
         yield
     finally:
         logger.removeHandler(handler)
-        logger.setLevel(level)
+        logger.setLevel(before)
 
 
-def _show_event(screen: Screen, event: object) -> None:
+def show_event(screen: Screen, event: object) -> None:
+    """One line for a `PromptRendered` or a `ToolInvoked`."""
     if isinstance(event, PromptRendered):
         tools = ", ".join(event.tool_names)
         screen.line(("→ ", "cyan"), f"prompt {event.prompt_name!r} with tools {tools}")
@@ -364,7 +394,11 @@ def run_demo(
     screen = screen if screen is not None else open_screen()
     model = model or _MODELS[provider]
     session = Session()
-    session.subscribe(lambda event: _show_event(screen, event))
+    # a stream shows its tools in the stream's order, with its other events
+    shown_here = (PromptRendered,) if stream else (PromptRendered, ToolInvoked)
+    session.subscribe(
+        lambda event: show_event(screen, event) if isinstance(event, shown_here) else None
+    )
     policy = RetryPolicy(max_attempts=4, initial_delay=0.2, max_delay=5.0)
     mode = " · streamed" if stream else ""
     screen.panel(f"wink demo · {provider}:{model} · {'LIVE' if live else 'emulator'}{mode}")
@@ -407,11 +441,12 @@ def _run(
     provider: str,
     stream: bool,
 ) -> int:
-    if not stream:
-        return _evaluate(screen, adapter, session, emulator, provider)
-    from .demo_stream import run_stream
+    with _watching("wink.tools", _BrokenToolLog(screen)):
+        if not stream:
+            return _evaluate(screen, adapter, session, emulator, provider)
+        from .demo_stream import run_stream
 
-    return run_stream(screen, adapter, session, emulator)
+        return run_stream(screen, adapter, session, emulator)
 
 
 def _adapter(screen: Screen, provider: str, model: str, **options: Any) -> ProviderAdapter | None:
@@ -430,7 +465,7 @@ def _evaluate(
     provider: str,
 ) -> int:
     try:
-        with _watch_throttling(screen):
+        with _watching("wink.throttle", _ThrottleLog(screen), logging.DEBUG):
             response = adapter.evaluate(build_prompt(), session=session)
     except WinkError as error:
         screen.line(("✘ evaluation failed: ", "red"), describe_failure(error))

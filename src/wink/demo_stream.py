@@ -20,6 +20,7 @@ from . import (
     TextDelta,
     ThinkingDelta,
     ToolCallReady,
+    ToolInvoked,
     WinkError,
 )
 from .testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
@@ -50,8 +51,8 @@ def run_stream(
     emulator: ProviderEmulator | None,
 ) -> int:
     """Stream the demo prompt, showing each event; returns the exit code. (The session's
-    subscriber already shows `PromptRendered` and `ToolInvoked`.)"""
-    from .demo import build_prompt, describe_failure
+    subscriber already shows `PromptRendered`.)"""
+    from .demo import build_prompt, describe_failure, show_event
 
     if emulator is not None:
         emulator.set_streaming(chunk_size=4, chunk_delay=0.02)
@@ -74,7 +75,9 @@ def run_stream(
                     at_line_start = False
                     continue
                 end_line()
-                if isinstance(event, ToolCallReady):
+                if isinstance(event, ToolInvoked):
+                    show_event(screen, event)
+                elif isinstance(event, ToolCallReady):
                     screen.line(("⚙ ", "cyan"), f"calls {event.name}({event.arguments})")
                 elif isinstance(event, RoundRestarted):
                     details = event.error.details

@@ -1,4 +1,4 @@
-"""The Anthropic Messages adapter (`wink.adapters.anthropic`): recorded traffic replayed
+"""The Anthropic Messages adapter (`wink.providers.anthropic.messages`): recorded traffic replayed
 through the SDK, the request and response translation, and the error map."""
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ from tests.helpers.adapters import KEY
 from tests.helpers.prompts import CONVERSATION, WEATHER_SPEC
 from tests.helpers.sdk_errors import exception_classes, mapped, sdk_exception, status_response
 from tests.helpers.wire import HI, failed_round, load_recording, ok, replay, request_error
-from wink import ThrottleError
-from wink.adapters.anthropic import AnthropicAdapter, _build_request, _map_errors, _parse_response
-from wink.adapters.options import ModelSettings
-from wink.core.messages import (
+from wink import AnthropicAdapter, ThrottleError
+from wink.core.foundation.messages import (
     ModelRequest,
     OutputSpec,
     ToolCall,
     Usage,
 )
-from wink.core.provider_errors import MalformedResponse
+from wink.core.foundation.settings import ModelSettings
+from wink.core.transport.errors import MalformedResponse
+from wink.providers.anthropic.messages import build_request, map_errors, parse_response
 
 # --- recorded traffic
 
@@ -92,7 +92,7 @@ def test_every_anthropic_exception_is_mapped() -> None:
     classes = exception_classes(anthropic, anthropic.AnthropicError)
     assert len(classes) > 10
     for cls in classes:
-        mapped(_map_errors("p"), sdk_exception(cls, 500))
+        mapped(map_errors("p"), sdk_exception(cls, 500))
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_every_anthropic_exception_is_mapped() -> None:
 def test_status_classes_pick_the_throttle_kind(status: int, kind: str) -> None:
     response = status_response(status, {"type": "error"})
     error = anthropic.APIStatusError("m", response=response, body={"type": "error"})  # type: ignore[arg-type]
-    wink_error = mapped(_map_errors("p"), error)
+    wink_error = mapped(map_errors("p"), error)
     assert isinstance(wink_error, ThrottleError)
     assert wink_error.details.kind == kind
 
@@ -114,7 +114,7 @@ def body_for(**fields: Any) -> dict[str, Any]:
     """The Messages body for `messages` (default: one user question) and the other fields."""
     settings = fields.pop("settings", ModelSettings())
     messages = fields.pop("messages", HI)
-    return _build_request(ModelRequest("p", messages, **fields), "claude-sonnet-4-6", settings)
+    return build_request(ModelRequest("p", messages, **fields), "claude-sonnet-4-6", settings)
 
 
 def test_a_conversation_maps_to_alternating_turns_and_a_system_text() -> None:
@@ -206,7 +206,7 @@ USAGE = {"input_tokens": 12, "output_tokens": 5}
 )
 def test_stop_reasons(reason: str, expected: str) -> None:
     body = {"content": [{"type": "text", "text": "x"}], "stop_reason": reason, "usage": USAGE}
-    assert _parse_response(body).finish_reason == expected
+    assert parse_response(body).finish_reason == expected
 
 
 def test_text_and_calls_come_back_together_in_order() -> None:
@@ -222,7 +222,7 @@ def test_text_and_calls_come_back_together_in_order() -> None:
         "stop_reason": "tool_use",
         "usage": USAGE,
     }
-    response = _parse_response(body)
+    response = parse_response(body)
     assert (response.text, response.finish_reason) == ("Let me check.", "tool_calls")
     # an input that is not an object is kept raw, for the executor to report
     assert [(c.id, c.arguments) for c in response.tool_calls] == [
@@ -241,7 +241,7 @@ def test_usage_counts_cache_reads_and_writes_as_input() -> None:
         "output_tokens": 7,
     }
     body = {"content": [{"type": "text", "text": "x"}], "stop_reason": "end_turn", "usage": usage}
-    assert _parse_response(body).usage == Usage(
+    assert parse_response(body).usage == Usage(
         input_tokens=2310, output_tokens=7, cached_tokens=2000
     )
 
@@ -260,7 +260,7 @@ def test_usage_counts_cache_reads_and_writes_as_input() -> None:
 )
 def test_wrong_shapes_are_reported_not_crashed_on(body: Any) -> None:
     with pytest.raises(MalformedResponse):
-        _parse_response(body)
+        parse_response(body)
 
 
 # --- the client
@@ -268,7 +268,10 @@ def test_wrong_shapes_are_reported_not_crashed_on(body: Any) -> None:
 
 def test_the_sdk_client_has_its_retries_off_and_the_adapters_timeout() -> None:
     adapter = AnthropicAdapter("claude-sonnet-4-6", api_key=KEY, timeout=12.0)
-    sync_client, async_client = adapter._make_client(sync=True), adapter._make_client(sync=False)
+    sync_client, async_client = (
+        adapter.api.make_client(sync=True),
+        adapter.api.make_client(sync=False),
+    )
     assert (type(sync_client), type(async_client)) == (
         anthropic.Anthropic,
         anthropic.AsyncAnthropic,

@@ -14,7 +14,7 @@ import threading
 import warnings
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -30,10 +30,13 @@ from wink import (
     UnsupportedSettingWarning,
     create_adapter,
 )
-from wink.adapters.base import EncodedRequest, ProviderAdapter, WireRequest
-from wink.core.messages import ModelRequest, ModelResponse, UserMessage
-from wink.core.provider_errors import MalformedResponse
-from wink.core.throttle import NO_RATE_LIMIT_HEADERS, RateLimitHeaders
+from wink.adapters.base import ProviderAdapter
+from wink.core.foundation.messages import ModelRequest, ModelResponse, UserMessage
+from wink.core.foundation.settings import ModelSettings
+from wink.core.throttling.headers import NO_RATE_LIMIT_HEADERS, RateLimitHeaders
+from wink.core.transport.errors import MalformedResponse
+from wink.core.transport.http import EncodedRequest, HttpCalls, WireRequest
+from wink.providers.base import Connection, Provider
 from wink.testing import Fault, ProviderEmulator
 
 
@@ -48,16 +51,81 @@ class Client:
         self.closed = True
 
 
-class CannedAdapter(ProviderAdapter):
+class Canned(Provider):
     """A translator whose transport answers every request with `content` and `headers`,
     recording what it was asked to post, with the timeout and the thread it ran on."""
 
-    provider = "canned"
+    name = "canned"
     api_key_variables = ("WINK_CANNED_API_KEY",)
     unsupported_settings = frozenset({"seed"})
     rate_limit_headers = RateLimitHeaders(
         requests=("canned-limit-requests", "canned-remaining-requests", "canned-reset-requests")
     )
+    telemetry_name = "canned"
+
+    def __init__(self, model: str, settings: ModelSettings, connection: Connection) -> None:
+        super().__init__(model, settings, connection)
+        self.content = b'{"text": "ok"}'
+        self.headers: dict[str, str] = {}
+        self.posts: list[tuple[EncodedRequest, float, threading.Thread]] = []
+        self.clients: list[Client] = []
+
+    def make_client(self, *, sync: bool) -> Any:
+        client = Client(sync)
+        self.clients.append(client)
+        return client
+
+    def is_async_client(self, client: Any) -> bool:
+        return False
+
+    @property
+    def http_calls(self) -> HttpCalls:
+        return CannedCalls(self)
+
+    def build_request(self, request: ModelRequest) -> WireRequest:
+        text = [getattr(message, "content", None) for message in request.messages]
+        return WireRequest(
+            "/v1/canned", {"model": self.model, "input": text, **self.settings.extra}
+        )
+
+    def parse_response(self, data: Any) -> ModelResponse:
+        if not isinstance(data, dict) or "text" not in data:
+            raise MalformedResponse("no text in the answer")
+        return ModelResponse(text=data["text"])
+
+    def map_errors(
+        self, prompt_name: str, secrets: tuple[str, ...]
+    ) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
+class CannedCalls:
+    """The canned provider's transport: its content and headers, whatever is asked."""
+
+    def __init__(self, canned: Canned) -> None:
+        self.canned = canned
+
+    def post(self, client: Any, wire: EncodedRequest, time_limit: float) -> tuple[bytes | str, Any]:
+        canned = self.canned
+        canned.posts.append((wire, time_limit, threading.current_thread()))
+        return canned.content, canned.headers
+
+    async def post_async(
+        self, client: Any, wire: EncodedRequest, time_limit: float
+    ) -> tuple[bytes | str, Any]:
+        return self.post(client, wire, time_limit)
+
+    def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("the canned adapter does not stream")
+
+    async def open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("the canned adapter does not stream")
+
+
+class CannedAdapter(ProviderAdapter):
+    """The adapter of the `Canned` provider (`content` and `headers` set its answers)."""
+
+    provider = "canned"
 
     def __init__(
         self,
@@ -70,40 +138,21 @@ class CannedAdapter(ProviderAdapter):
         options.setdefault("api_key", KEY)
         options.setdefault("retry_policy", NO_RETRY)
         super().__init__(model, **options)
-        self.content = content
-        self.headers = dict(headers or {})
-        self.posts: list[tuple[EncodedRequest, float, threading.Thread]] = []
-        self.clients: list[Client] = []
+        self.canned = cast(Canned, self.api)
+        self.canned.content = content
+        self.canned.headers = dict(headers or {})
 
-    def _make_client(self, *, sync: bool) -> Any:
-        client = Client(sync)
-        self.clients.append(client)
-        return client
+    @classmethod
+    def _provider_type(cls, name: str) -> type[Provider]:
+        return Canned
 
-    def _build_request(self, request: ModelRequest) -> WireRequest:
-        text = [getattr(message, "content", None) for message in request.messages]
-        return WireRequest(
-            "/v1/canned", {"model": self.model, "input": text, **self.settings.extra}
-        )
+    @property
+    def posts(self) -> list[tuple[EncodedRequest, float, threading.Thread]]:
+        return self.canned.posts
 
-    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
-        if not isinstance(data, dict) or "text" not in data:
-            raise MalformedResponse("no text in the answer")
-        return ModelResponse(text=data["text"])
-
-    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
-    def _post(
-        self, client: Any, wire: EncodedRequest, time_limit: float
-    ) -> tuple[bytes | str, Any]:
-        self.posts.append((wire, time_limit, threading.current_thread()))
-        return self.content, self.headers
-
-    async def _post_async(
-        self, client: Any, wire: EncodedRequest, time_limit: float
-    ) -> tuple[bytes | str, Any]:
-        return self._post(client, wire, time_limit)
+    @property
+    def clients(self) -> list[Client]:
+        return self.canned.clients
 
 
 # --- options and identity
@@ -231,8 +280,13 @@ def test_the_rate_limit_headers_an_adapter_declares_are_read_into_its_answer() -
 
 
 def test_an_adapter_that_declares_no_rate_limit_headers_reads_none() -> None:
-    class Quiet(CannedAdapter):
+    class QuietCanned(Canned):
         rate_limit_headers = NO_RATE_LIMIT_HEADERS
+
+    class Quiet(CannedAdapter):
+        @classmethod
+        def _provider_type(cls, name: str) -> type[Provider]:
+            return QuietCanned
 
     headers = {"canned-limit-requests": "60", "canned-remaining-requests": "59"}
     answer = send_once(Quiet(headers=headers))
@@ -270,7 +324,7 @@ def test_a_client_that_cannot_be_built_is_a_request_error_without_the_key() -> N
     def refuse(*, sync: bool) -> Any:
         raise RuntimeError(f"invalid key {KEY}")
 
-    adapter._make_client = refuse  # type: ignore[method-assign]
+    adapter.api.make_client = refuse  # type: ignore[method-assign]
     error = send_once(adapter)
     assert isinstance(error, PromptEvaluationError)
     assert error.phase == "request"

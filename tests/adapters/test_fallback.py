@@ -23,12 +23,18 @@ from wink import (
     AdapterSwitched,
     AllAdaptersFailedError,
     AllAdaptersThrottledError,
+    AuthenticationError,
+    BadRequestError,
     Budget,
     ConfigurationError,
+    ContentFilteredError,
+    ContextWindowExceededError,
     Deadline,
     DeadlineExceededError,
     FallbackAdapter,
     MarkdownSection,
+    NotFoundError,
+    PermissionDeniedError,
     Prompt,
     PromptEvaluationError,
     PromptExecuted,
@@ -42,16 +48,13 @@ from wink import (
     ToolContext,
     ToolInvoked,
     ToolResult,
+    WinkError,
     create_adapter,
 )
 from wink.adapters.base import ProviderAdapter
-from wink.adapters.fallback import portable_messages
-from wink.core.messages import (
-    AssistantMessage,
+from wink.adapters.fallback import another_adapter_may_help, throttled
+from wink.core.foundation.messages import (
     ModelResponse,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
 )
 from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
@@ -316,6 +319,79 @@ def test_a_rejected_request_does_not_fall_over_by_default() -> None:
     assert fallback.cooling_down() == {}
 
 
+def _rejected(kind: type[PromptEvaluationError], status: int) -> PromptEvaluationError:
+    return kind(f"HTTP {status}", prompt_name="trip", phase="request", status_code=status)
+
+
+# The default's table (docs/fallback.md): (failure, falls over?)
+DEFAULT_FALLS_OVER: list[tuple[str, WinkError, bool]] = [
+    (
+        "rate-limit",
+        ThrottleError("x", prompt_name="trip", details=ThrottleDetails("rate_limit")),
+        True,
+    ),
+    (
+        "connection",
+        ThrottleError("x", prompt_name="trip", details=ThrottleDetails("connection")),
+        True,
+    ),
+    (
+        "quota",
+        ThrottleError(
+            "x", prompt_name="trip", details=ThrottleDetails("quota_exhausted", retry_safe=False)
+        ),
+        True,
+    ),
+    ("throttle-window", DeadlineExceededError("window outlasts the deadline"), True),
+    ("context-window", _rejected(ContextWindowExceededError, 400), True),
+    ("bad-key", _rejected(AuthenticationError, 401), True),
+    ("forbidden", _rejected(PermissionDeniedError, 403), True),
+    ("unknown-model", _rejected(NotFoundError, 404), True),
+    ("bad-request", _rejected(BadRequestError, 400), False),
+    ("content-filter", _rejected(ContentFilteredError, 400), False),
+    ("unreadable-answer", PromptEvaluationError("?", prompt_name="trip", phase="response"), False),
+]
+
+
+@pytest.mark.parametrize(
+    ("failure", "falls_over"), [pytest.param(*row[1:], id=row[0]) for row in DEFAULT_FALLS_OVER]
+)
+def test_the_default_falls_over_when_another_adapter_may_help(
+    failure: WinkError, falls_over: bool
+) -> None:
+    assert another_adapter_may_help(failure) is falls_over
+    second = scripted(final("served by b"), model="b")
+    fallback = FallbackAdapter([scripted(failure, model="a"), second])
+    assert fallback.fallback_on is another_adapter_may_help
+    if falls_over:
+        assert run(fallback).text == "served by b"
+    else:
+        with pytest.raises(type(failure)):
+            run(fallback)
+        assert second.requests == []
+
+
+def test_throttled_stays_the_narrower_predicate_it_was() -> None:
+    assert throttled(ThrottleError("x", prompt_name="p", details=ThrottleDetails("connection")))
+    assert not throttled(_rejected(NotFoundError, 404))
+    assert not throttled(_rejected(ContextWindowExceededError, 400))
+
+
+def test_a_request_too_long_here_benches_no_adapter_but_a_refused_key_does() -> None:
+    """A context window says something of one request, a refused key of the adapter."""
+    long_input = scripted(_rejected(ContextWindowExceededError, 400), final("a again"), model="a")
+    fallback = FallbackAdapter([long_input, scripted(final("b"), model="b")])
+    assert run(fallback).text == "b"
+    assert fallback.cooling_down() == {}
+    assert run(fallback).text == "a again"  # the next request is a's to serve
+    bad_key = scripted(_rejected(AuthenticationError, 401), model="a")
+    keyed = FallbackAdapter([bad_key, scripted(final("b"), final("b"), model="b")])
+    assert run(keyed).text == "b"
+    assert list(keyed.cooling_down()) == ["scripted:a"]
+    assert run(keyed).text == "b"
+    assert len(bad_key.requests) == 1
+
+
 def test_fallback_on_widens_and_narrows_what_falls_over() -> None:
     rejected = PromptEvaluationError("HTTP 400", prompt_name="trip", phase="request")
     wide = FallbackAdapter(
@@ -439,7 +515,7 @@ def test_a_passed_deadline_is_not_a_reason_to_fall_over() -> None:
     second = scripted(final("never"), model="b")
     fallback = FallbackAdapter([scripted(busy(), model="a"), second])
     with pytest.raises(DeadlineExceededError):
-        run(fallback, deadline=Deadline(-1))
+        run(fallback, deadline=Deadline(0))
     assert second.requests == []
 
 
@@ -496,40 +572,6 @@ async def test_evaluate_async_and_closing() -> None:
 
 
 # --- the transcript each adapter receives
-
-
-def test_own_turns_pass_unchanged_and_foreign_ids_are_made_portable() -> None:
-    own = AssistantMessage(
-        None, (ToolCall("x.1", "w", {}),), {"wink.fallback.origin": 1, "keep": True}
-    )
-    foreign = AssistantMessage(
-        "hm",
-        (ToolCall("x.1", "w", {}, {"thought_signature": "s"}), ToolCall("ok", "w", "{}")),
-        {"wink.fallback.origin": 0, "reasoning": [{"id": "rs"}]},
-    )
-    messages = (
-        UserMessage("go"),
-        own,
-        ToolResultMessage("x.1", "w", "done"),
-        foreign,
-        ToolResultMessage("x.1", "w", "again"),
-        ToolResultMessage("ok", "w", "fine", success=False),
-    )
-    own_only = messages[:3]
-    assert portable_messages(own_only, 1, "anthropic") is own_only
-    out = portable_messages(messages, 1, "anthropic")
-    assert out[1] is own
-    converted = out[3]
-    assert isinstance(converted, AssistantMessage)
-    assert converted.provider_data is None
-    assert converted.text == "hm"
-    new_id = converted.tool_calls[0].id
-    assert new_id != "x.1"
-    assert PORTABLE_ID.fullmatch(new_id)
-    assert converted.tool_calls[0].provider_data is None
-    assert converted.tool_calls[1] == ToolCall("ok", "w", "{}")
-    assert [m.call_id for m in out[4:] if isinstance(m, ToolResultMessage)] == [new_id, "ok"]
-    assert portable_messages(messages, 1, "anthropic") == out  # stable round after round
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])

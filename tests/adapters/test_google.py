@@ -22,18 +22,18 @@ from tests.helpers.wire import (
     request_once,
     send_once,
 )
-from wink import PromptEvaluationError, ThrottleError, WinkError
-from wink.adapters.base import ModelSettings
-from wink.adapters.google import (
-    DEFAULT_BASE_URL,
-    GeminiErrorAnswer,
+from wink import (
+    AuthenticationError,
+    BadRequestError,
     GoogleAdapter,
-    _build_request,
-    _endpoint,
-    _map_errors,
-    _parse_response,
+    NotFoundError,
+    PermissionDeniedError,
+    PromptEvaluationError,
+    ThrottleError,
+    WinkError,
 )
-from wink.core.messages import (
+from wink.adapters.base import ModelSettings
+from wink.core.foundation.messages import (
     AssistantMessage,
     ModelRequest,
     ModelResponse,
@@ -45,7 +45,9 @@ from wink.core.messages import (
     UserMessage,
     output_tool_spec,
 )
-from wink.core.provider_errors import MalformedResponse
+from wink.core.transport.errors import MalformedResponse
+from wink.providers.google.generate import build_request, parse_response
+from wink.providers.google.http import DEFAULT_BASE_URL, GeminiErrorAnswer, endpoint, map_errors
 from wink.testing import Fault, ProviderEmulator, Turn
 
 MODEL = MODELS["google"]
@@ -83,7 +85,7 @@ def answer(fault: Fault, mode: str = "async", **options: Any) -> WinkError:
 
 def test_function_call_recording_keeps_the_thought_signature() -> None:
     body = load_recording("google/function_call.json")["response"]["body"]
-    response = _parse_response(body)
+    response = parse_response(body)
     assert response.finish_reason == "tool_calls"
     assert response.text is None
     (call,) = response.tool_calls
@@ -104,7 +106,7 @@ def test_function_call_recording_keeps_the_thought_signature() -> None:
 def test_failed_result_renders_like_the_recording_and_signature_goes_back() -> None:
     first = load_recording("google/function_call.json")
     retry = load_recording("google/function_response_error_then_retry.json")
-    answer = _parse_response(first["response"]["body"])
+    answer = parse_response(first["response"]["body"])
     request = ModelRequest(
         "capital",
         (
@@ -115,7 +117,7 @@ def test_failed_result_renders_like_the_recording_and_signature_goes_back() -> N
         ),
         tools=(CAPITAL_TOOL,),
     )
-    body = _build_request(request, ModelSettings(temperature=0.0))
+    body = build_request(request, ModelSettings(temperature=0.0))
     recorded = retry["request"]["body"]
     assert without_ids(body["contents"][0]) == recorded["contents"][0]
     model_part = body["contents"][1]["parts"][0]
@@ -132,7 +134,7 @@ def test_failed_result_renders_like_the_recording_and_signature_goes_back() -> N
     assert declaration["parametersJsonSchema"] == recorded_declaration["parameters_json_schema"]
     assert body["generationConfig"] == {"temperature": 0.0}
 
-    next_answer = _parse_response(retry["response"]["body"])
+    next_answer = parse_response(retry["response"]["body"])
     assert [(c.name, c.arguments) for c in next_answer.tool_calls] == [
         ("get_capital", {"country": "La France"})
     ]
@@ -140,14 +142,14 @@ def test_failed_result_renders_like_the_recording_and_signature_goes_back() -> N
 
 def test_final_text_recording() -> None:
     data = load_recording("google/final_text_after_function_response.json")
-    response = _parse_response(data["response"]["body"])
+    response = parse_response(data["response"]["body"])
     assert (response.text, response.finish_reason, response.tool_calls) == ("Paris", "stop", ())
     part = data["response"]["body"]["candidates"][0]["content"]["parts"][0]
     assert response.provider_data == {"thought_signature": part["thoughtSignature"]}
     assert response.usage.input_tokens == 142
     # the successful result of the same request, in wink's `output` convention
     message = ToolResultMessage("call_0_get_capital", "get_capital", "Paris")
-    body = _build_request(ModelRequest("capital", (message,)), NO_SETTINGS)
+    body = build_request(ModelRequest("capital", (message,)), NO_SETTINGS)
     assert body["contents"] == [
         {
             "role": "user",
@@ -218,7 +220,7 @@ def test_429_daily_quota_recording_is_quota_exhausted_with_retry_delay_kept() ->
 def test_structured_output_without_tools_uses_the_native_schema() -> None:
     output = OutputSpec("Answer", {"type": "object", "properties": {"city": {"type": "string"}}})
     request = ModelRequest("p", (UserMessage("hi"),), output=output)
-    body = _build_request(request, NO_SETTINGS)
+    body = build_request(request, NO_SETTINGS)
     assert body["generationConfig"] == {
         "responseMimeType": "application/json",
         "responseJsonSchema": output.schema,
@@ -229,7 +231,7 @@ def test_structured_output_without_tools_uses_the_native_schema() -> None:
 def test_structured_output_with_tools_becomes_a_required_function() -> None:
     output = OutputSpec("Answer", {"type": "object"})
     request = ModelRequest("p", (UserMessage("hi"),), tools=(CAPITAL_TOOL,), output=output)
-    body = _build_request(request, NO_SETTINGS)
+    body = build_request(request, NO_SETTINGS)
     names = [d["name"] for d in body["tools"][0]["functionDeclarations"]]
     assert names == ["get_capital", output_tool_spec(output).name]
     assert body["toolConfig"] == {"functionCallingConfig": {"mode": "ANY"}}
@@ -245,7 +247,7 @@ def test_settings_and_extra_body_merge() -> None:
         seed=7,
         extra={"generationConfig": {"topK": 3}, "safetySettings": []},
     )
-    body = _build_request(ModelRequest("p", (UserMessage("hi"),)), settings)
+    body = build_request(ModelRequest("p", (UserMessage("hi"),)), settings)
     assert body["generationConfig"] == {
         "temperature": 0.5,
         "maxOutputTokens": 100,
@@ -272,7 +274,7 @@ def test_parallel_results_share_one_user_content_and_real_ids_go_back() -> None:
             UserMessage("and now?"),
         ),
     )
-    contents = _build_request(request, NO_SETTINGS)["contents"]
+    contents = build_request(request, NO_SETTINGS)["contents"]
     assert [c["role"] for c in contents] == ["user", "model", "user"]
     assert contents[1]["parts"] == [
         {"text": "thinking", "thoughtSignature": "sig"},
@@ -314,18 +316,18 @@ def candidate(*parts: dict[str, Any], reason: str | None = "STOP") -> dict[str, 
     ],
 )
 def test_finish_reasons(reason: str | None, expected: str) -> None:
-    assert _parse_response(candidate({"text": "x"}, reason=reason)).finish_reason == expected
+    assert parse_response(candidate({"text": "x"}, reason=reason)).finish_reason == expected
 
 
 def test_blocked_candidate_without_content_is_a_finish_reason() -> None:
     body = {"candidates": [{"finishReason": "SAFETY"}]}
-    response = _parse_response(body)
+    response = parse_response(body)
     assert (response.text, response.finish_reason, response.raw) == (None, "content_filter", body)
 
 
 def test_blocked_prompt_is_content_filter_with_raw() -> None:
     body = {"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": {"promptTokenCount": 4}}
-    response = _parse_response(body)
+    response = parse_response(body)
     assert response.finish_reason == "content_filter"
     assert response.raw is body
     assert response.usage.input_tokens == 4
@@ -340,7 +342,7 @@ def test_parallel_calls_in_order_with_unique_ids_and_raw_arguments() -> None:
         {"functionCall": {"name": "x"}},
         {"text": "hidden", "thought": True},
     )
-    response = _parse_response(body)
+    response = parse_response(body)
     assert response.text == "Let me check. "
     assert [c.arguments for c in response.tool_calls] == [
         {"city": "Paris"},
@@ -349,7 +351,7 @@ def test_parallel_calls_in_order_with_unique_ids_and_raw_arguments() -> None:
         {},
     ]
     assert response.tool_calls[1].id == "given"
-    again = _parse_response(body).tool_calls  # the same answer in a later round
+    again = parse_response(body).tool_calls  # the same answer in a later round
     made = [c.id for c in (*response.tool_calls, *again) if c.id != "given"]
     assert len(set(made)) == 6  # never repeated, within a response or across rounds
     assert response.tool_calls[1].provider_data is None
@@ -360,7 +362,7 @@ def test_a_call_to_the_output_function_is_reported_like_any_call() -> None:
     output = OutputSpec("Answer", {"type": "object"})
     name = output_tool_spec(output).name
     body = candidate({"functionCall": {"name": name, "args": {"city": "Paris"}}})
-    response = _parse_response(body)
+    response = parse_response(body)
     assert [(call.name, call.arguments) for call in response.tool_calls] == [
         (name, {"city": "Paris"})
     ]
@@ -375,7 +377,7 @@ def test_usage_counts_cached_and_tool_prompt_tokens() -> None:
         "candidatesTokenCount": 7,
         "thoughtsTokenCount": 3,
     }
-    usage = _parse_response(body).usage
+    usage = parse_response(body).usage
     assert (usage.input_tokens, usage.cached_tokens) == (105, 60)
     assert (usage.output_tokens, usage.reasoning_tokens) == (10, 3)
 
@@ -404,7 +406,7 @@ WRONG_SHAPES: list[Any] = [
 @pytest.mark.parametrize("body", WRONG_SHAPES)
 def test_wrong_shapes_are_reported_not_crashed_on(body: Any) -> None:
     with pytest.raises(MalformedResponse):
-        _parse_response(body)
+        parse_response(body)
 
 
 # --- the HTTP status decides (real adapter, real HTTP, the emulator answering verbatim)
@@ -447,10 +449,11 @@ def test_any_2xx_with_a_generate_content_body_is_an_answer(status: int, mode: st
 @pytest.mark.parametrize(
     ("status", "body", "kind"),
     [
-        (400, b"Bad Request", None),
-        (401, b"<html><body>Unauthorized</body></html>", None),
-        (404, b'[{"error": {"code": 404, "message": "not here"}}]', None),  # JSON, not the shape
-        (403, b'{"error": "forbidden"}', None),  # `error` is not an object
+        (400, b"Bad Request", BadRequestError),
+        (401, b"<html><body>Unauthorized</body></html>", AuthenticationError),
+        # JSON, not the shape
+        (404, b'[{"error": {"code": 404, "message": "not here"}}]', NotFoundError),
+        (403, b'{"error": "forbidden"}', PermissionDeniedError),  # `error` is not an object
         (429, b"slow down", "rate_limit"),
         (408, b"", "timeout"),
         (500, b"", "overloaded"),
@@ -459,11 +462,11 @@ def test_any_2xx_with_a_generate_content_body_is_an_answer(status: int, mode: st
     ],
 )
 def test_error_bodies_that_are_not_gemini_errors_are_classified_by_status(
-    status: int, body: bytes, kind: str | None
+    status: int, body: bytes, kind: str | type[PromptEvaluationError]
 ) -> None:
     error = answer(Fault.http(status, body, {"content-type": "text/plain"}))
-    if kind is None:
-        assert type(error) is PromptEvaluationError
+    if not isinstance(kind, str):
+        assert type(error) is kind
         assert error.phase == "request"
     else:
         assert isinstance(error, ThrottleError)
@@ -480,7 +483,7 @@ def test_a_long_error_page_is_truncated_in_the_payload() -> None:
 
 def test_a_gemini_error_body_gives_the_message_and_the_whole_payload() -> None:
     error = answer(Fault.bad_request("* GenerateContentRequest.contents: bad"))
-    assert type(error) is PromptEvaluationError
+    assert type(error) is BadRequestError
     assert error.phase == "request"
     assert "GenerateContentRequest.contents: bad" in error.message
     assert error.provider_payload is not None
@@ -532,13 +535,13 @@ def closed_port() -> int:
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_a_refused_connection_is_a_retry_safe_timeout(mode: str) -> None:
+def test_a_refused_connection_is_a_retry_safe_connection_failure(mode: str) -> None:
     adapter = GoogleAdapter(
         MODEL, base_url=f"http://127.0.0.1:{closed_port()}", api_key="k", retry_policy=NO_RETRY
     )
     error = send_once(adapter, sync=mode == "sync")
     assert isinstance(error, ThrottleError)
-    assert (error.details.kind, error.details.retry_safe) == ("timeout", True)
+    assert (error.details.kind, error.details.retry_safe) == ("connection", True)
 
 
 def test_an_unresolvable_host_is_a_configuration_error_naming_it() -> None:
@@ -552,16 +555,16 @@ def test_an_unresolvable_host_is_a_configuration_error_naming_it() -> None:
 
 
 @pytest.mark.parametrize(
-    ("fault", "options"),
-    [(Fault.hang(5.0), {"timeout": 0.3}), (Fault.drop_connection(), {})],
+    ("fault", "options", "kind"),
+    [(Fault.hang(5.0), {"timeout": 0.3}, "timeout"), (Fault.drop_connection(), {}, "connection")],
     ids=["hang", "drop"],
 )
-def test_a_hung_or_dropped_answer_is_a_retry_safe_timeout(
-    fault: Fault, options: dict[str, Any]
+def test_a_hung_or_dropped_answer_is_retry_safe(
+    fault: Fault, options: dict[str, Any], kind: str
 ) -> None:
     error = answer(fault, **options)
     assert isinstance(error, ThrottleError)
-    assert (error.details.kind, error.details.retry_safe) == ("timeout", True)
+    assert (error.details.kind, error.details.retry_safe) == (kind, True)
 
 
 # --- transport exceptions, one by one
@@ -569,28 +572,32 @@ def test_a_hung_or_dropped_answer_is_a_retry_safe_timeout(
 
 @pytest.mark.parametrize("cls", exception_classes(httpx2, Exception), ids=lambda cls: cls.__name__)
 def test_every_transport_exception_is_mapped(cls: type[BaseException]) -> None:
-    assert isinstance(mapped(_map_errors("capital"), sdk_exception(cls)), WinkError)
+    assert isinstance(mapped(map_errors("capital"), sdk_exception(cls)), WinkError)
 
 
 @pytest.mark.parametrize(
-    "error",
-    [httpx2.ReadTimeout("slow"), httpx2.ConnectError("refused"), httpx2.RemoteProtocolError("x")],
+    ("error", "kind"),
+    [
+        (httpx2.ReadTimeout("slow"), "timeout"),
+        (httpx2.ConnectError("refused"), "connection"),
+        (httpx2.RemoteProtocolError("x"), "connection"),
+    ],
 )
-def test_transport_failures_are_retry_safe_timeouts(error: Exception) -> None:
-    wink_error = mapped(_map_errors("capital"), error)
+def test_transport_failures_are_retry_safe(error: Exception, kind: str) -> None:
+    wink_error = mapped(map_errors("capital"), error)
     assert isinstance(wink_error, ThrottleError)
-    assert (wink_error.details.kind, wink_error.details.retry_safe) == ("timeout", True)
+    assert (wink_error.details.kind, wink_error.details.retry_safe) == (kind, True)
 
 
 def test_a_gemini_error_answer_is_mapped_by_its_status() -> None:
     request = httpx2.Request("POST", "http://gemini.test/")
     answer = GeminiErrorAnswer(httpx2.Response(503, request=request))
-    error = mapped(_map_errors("capital"), answer)
+    error = mapped(map_errors("capital"), answer)
     assert isinstance(error, ThrottleError)
 
 
 def test_a_body_that_cannot_be_decoded_is_a_response_error() -> None:
-    error = mapped(_map_errors("capital"), httpx2.DecodingError("bad gzip"))
+    error = mapped(map_errors("capital"), httpx2.DecodingError("bad gzip"))
     assert isinstance(error, PromptEvaluationError)
     assert error.phase == "response"
 
@@ -600,23 +607,13 @@ def test_a_body_that_cannot_be_decoded_is_a_response_error() -> None:
 
 def test_the_endpoint_is_v1beta_generate_content() -> None:
     assert DEFAULT_BASE_URL == "https://generativelanguage.googleapis.com"
-    assert _endpoint(DEFAULT_BASE_URL, MODEL) == (
+    assert endpoint(DEFAULT_BASE_URL, MODEL) == (
         "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent"
     )
-    assert _endpoint("http://proxy:8080/gemini/", "models/m") == (
+    assert endpoint("http://proxy:8080/gemini/", "models/m") == (
         "http://proxy:8080/gemini/v1beta/models/m:generateContent"
     )
-    assert _endpoint("http://h", "tunedModels/t1").endswith(
-        "/v1beta/tunedModels/t1:generateContent"
-    )
-
-
-@pytest.mark.parametrize("base_url", ["localhost:8080", "ftp://example.com", "http://"])
-def test_a_base_url_that_is_not_http_is_a_request_error(base_url: str) -> None:
-    error = send_once(GoogleAdapter(MODEL, base_url=base_url, api_key="k", retry_policy=NO_RETRY))
-    assert type(error) is PromptEvaluationError
-    assert error.phase == "request"
-    assert "base_url must be an http:// or https:// URL" in error.message
+    assert endpoint("http://h", "tunedModels/t1").endswith("/v1beta/tunedModels/t1:generateContent")
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -660,7 +657,7 @@ def test_the_key_comes_from_the_environment_google_api_key_first(
         assert isinstance(send_once(adapter, sync=True), ModelResponse)
         client.close()
     assert seen == [expected]
-    own = GoogleAdapter(MODEL)._make_client(sync=True)
+    own = GoogleAdapter(MODEL).api.make_client(sync=True)
     assert own.headers["x-goog-api-key"] == expected
     own.close()
     assert expected in GoogleAdapter(MODEL)._secrets  # every key it may send is masked
@@ -689,8 +686,8 @@ def test_a_key_from_the_environment_never_reaches_the_error(
 
 def test_the_timeout_goes_to_the_client() -> None:
     adapter = GoogleAdapter(MODEL, api_key="k", timeout=2.5)
-    assert adapter._make_client(sync=False).timeout == httpx2.Timeout(2.5)
-    assert adapter._make_client(sync=True).timeout == httpx2.Timeout(2.5)
+    assert adapter.api.make_client(sync=False).timeout == httpx2.Timeout(2.5)
+    assert adapter.api.make_client(sync=True).timeout == httpx2.Timeout(2.5)
 
 
 def test_a_callers_sync_httpx2_client_is_used_and_left_open() -> None:
@@ -719,7 +716,9 @@ def test_a_callers_async_httpx2_client_gets_the_adapters_key() -> None:
         async with httpx2.AsyncClient(event_hooks={"request": [look]}) as client:
             adapter = GoogleAdapter(MODEL, base_url=base_url, api_key="adapter-key", client=client)
             try:
-                return await adapter._runner.request(ModelRequest("capital", (UserMessage("hi"),)))
+                return await adapter.model_client(blocking=False).request(
+                    ModelRequest("capital", (UserMessage("hi"),))
+                )
             finally:
                 await adapter.aclose()
                 assert not client.is_closed  # the caller's

@@ -1,4 +1,4 @@
-"""Gemini's error details (`wink.adapters.google_errors`): RetryInfo and QuotaFailure."""
+"""Gemini's error details (`wink.providers.google.errors`): RetryInfo and QuotaFailure."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.wire import load_recording
-from wink.adapters.google_errors import google_quota_is_daily, google_retry_delay
+from wink.providers.google.errors import google_quota_is_daily, google_retry_delay
 
 
 def test_gemini_retry_info_and_daily_quota_from_the_recording() -> None:

@@ -7,18 +7,22 @@ from the emulator's view of each request.
 from __future__ import annotations
 
 import logging
-from collections import deque
 from typing import Any
 
 import pytest
 
-from tests.helpers.adapters import KEY, MODELS, NO_RETRY, PROVIDERS, make_adapter
+from tests.helpers.adapters import KEY, MODELS, NO_RETRY, PROVIDERS, Recorder, make_adapter
 from tests.helpers.prompts import Answer, make_prompt
 from tests.helpers.threads import on_threads
 from wink import (
+    AuthenticationError,
+    BadRequestError,
     Budget,
+    ContextWindowExceededError,
     Deadline,
     DeadlineExceededError,
+    NotFoundError,
+    PermissionDeniedError,
     PromptEvaluationError,
     RetryPolicy,
     Session,
@@ -26,19 +30,7 @@ from wink import (
     ToolInvoked,
     create_adapter,
 )
-from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
-
-
-class Recorder:
-    """A script that serves queued turns and keeps the emulator's view of each request."""
-
-    def __init__(self, *turns: Turn) -> None:
-        self.turns = deque(turns)
-        self.seen: list[EmulatedRequest] = []
-
-    def __call__(self, request: EmulatedRequest) -> Turn | None:
-        self.seen.append(request)
-        return self.turns.popleft() if self.turns else None
+from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 
 
 @pytest.fixture(params=PROVIDERS)
@@ -189,56 +181,70 @@ async def test_async_evaluation_and_usage(provider: str, emulator: ProviderEmula
 
 # --- faults
 
-QUOTA_KIND = {"anthropic": None}  # Anthropic has no quota 429: a credit 400 is a request error
-
-FAULTS: list[tuple[str, Fault, str, str | None, bool | None]] = [
-    # (id, fault, phase, throttle kind, retry_safe)
-    ("rate_limit", Fault.rate_limit(retry_after=2.0), "request", "rate_limit", True),
-    ("quota", Fault.quota_exhausted(), "request", "quota_exhausted", False),
-    ("500", Fault.server_error(500), "request", "overloaded", True),
-    ("502", Fault.server_error(502), "request", "overloaded", True),
-    ("503", Fault.server_error(503), "request", "overloaded", True),
-    ("overloaded", Fault.overloaded(), "request", "overloaded", True),
-    ("bad_request", Fault.bad_request("bad temperature"), "request", None, None),
-    ("unauthorized", Fault.unauthorized(), "request", None, None),
-    ("hang", Fault.hang(seconds=5.0), "request", "timeout", True),
-    ("drop", Fault.drop_connection(), "request", "timeout", True),
-    ("non_json", Fault.non_json(), "response", None, None),
-    ("wrong_shape", Fault.wrong_shape(), "response", None, None),
+# (id, fault, class, phase, throttle kind, retry_safe): the same on every wire format
+FAULTS: list[tuple[str, Fault, type[PromptEvaluationError], str, str | None, bool | None]] = [
+    ("rate_limit", Fault.rate_limit(retry_after=2.0), ThrottleError, "request", "rate_limit", True),
+    # Anthropic's empty balance is a 400 "credit balance is too low": a quota all the same
+    ("quota", Fault.quota_exhausted(), ThrottleError, "request", "quota_exhausted", False),
+    ("500", Fault.server_error(500), ThrottleError, "request", "overloaded", True),
+    ("502", Fault.server_error(502), ThrottleError, "request", "overloaded", True),
+    ("503", Fault.server_error(503), ThrottleError, "request", "overloaded", True),
+    ("overloaded", Fault.overloaded(), ThrottleError, "request", "overloaded", True),
+    ("bad_request", Fault.bad_request("bad temperature"), BadRequestError, "request", None, None),
+    ("unauthorized", Fault.unauthorized(), AuthenticationError, "request", None, None),
+    ("forbidden", Fault.permission_denied(), PermissionDeniedError, "request", None, None),
+    ("not_found", Fault.not_found(), NotFoundError, "request", None, None),
+    (
+        "context_window",
+        Fault.context_window_exceeded(),
+        ContextWindowExceededError,
+        "request",
+        None,
+        None,
+    ),
+    ("hang", Fault.hang(seconds=5.0), ThrottleError, "request", "timeout", True),
+    ("drop", Fault.drop_connection(), ThrottleError, "request", "connection", True),
+    ("non_json", Fault.non_json(), PromptEvaluationError, "response", None, None),
+    ("wrong_shape", Fault.wrong_shape(), PromptEvaluationError, "response", None, None),
 ]
 
 
 @pytest.mark.parametrize(
-    ("fault", "phase", "kind", "retry_safe"),
+    ("fault", "kind", "phase", "throttle", "retry_safe"),
     [pytest.param(*row[1:], id=row[0]) for row in FAULTS],
 )
 def test_every_fault_has_its_typed_outcome(
     provider: str,
     emulator: ProviderEmulator,
     fault: Fault,
+    kind: type[PromptEvaluationError],
     phase: str,
-    kind: str | None,
+    throttle: str | None,
     retry_safe: bool | None,
 ) -> None:
-    if fault.kind == "quota_exhausted" and provider == "anthropic":
-        kind, retry_safe = None, None
     emulator.set_script(Recorder(Turn.text("never")))
     emulator.inject(fault)
     adapter = make_adapter(provider, emulator, timeout=0.5)
     with pytest.raises(PromptEvaluationError) as info:
         adapter.evaluate(make_prompt(), session=Session())
     error = info.value
+    assert type(error) is kind
     assert error.phase == phase
-    if kind is None:
-        assert not isinstance(error, ThrottleError)
-    else:
-        assert isinstance(error, ThrottleError)
-        assert error.details.kind == kind
+    if isinstance(error, ThrottleError):
+        assert error.details.kind == throttle
         assert error.details.retry_safe is retry_safe
         assert error.details.attempts == 1
+        assert error.status_code == error.details.status_code
+    elif phase == "request":  # a rejected request: its status, for every provider
+        assert error.status_code == fault.status
+    else:  # an answer that came but could not be read
+        assert error.status_code == 200
     if fault.kind == "rate_limit":
         assert isinstance(error, ThrottleError)
         assert error.details.retry_after_seconds == pytest.approx(2.0, abs=0.01)
+    if isinstance(error, NotFoundError):
+        assert error.model == MODELS[provider]
+        assert repr(MODELS[provider]) in str(error)
     assert len(emulator.requests) == 1
     assert error.__cause__ is not None or phase == "response"
 

@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions adapter (`wink.adapters.openai`): recorded traffic replayed
+"""The OpenAI Chat Completions adapter (`wink.providers.openai.chat`): recorded traffic replayed
 through the SDK, the request and response translation, and the error map."""
 
 from __future__ import annotations
@@ -9,21 +9,13 @@ from typing import Any
 import openai
 import pytest
 
+import wink
 from tests.helpers.adapters import KEY
 from tests.helpers.prompts import CONVERSATION, HELLO, SEARCH_SPEC, WEATHER_SPEC
 from tests.helpers.sdk_errors import exception_classes, mapped, sdk_exception, status_response
 from tests.helpers.wire import HI, load_recording, ok, replay, request_error
-from wink import PromptEvaluationError, Session, ThrottleError, create_adapter
-from wink.adapters.openai import (
-    OpenAIAdapter,
-    _build_request,
-    _parse_response,
-    failure_text,
-    map_openai_errors,
-    strict_schema,
-)
-from wink.adapters.options import ModelSettings
-from wink.core.messages import (
+from wink import OpenAIAdapter, PromptEvaluationError, Session, ThrottleError, create_adapter
+from wink.core.foundation.messages import (
     AssistantMessage,
     ModelRequest,
     OutputSpec,
@@ -31,7 +23,10 @@ from wink.core.messages import (
     ToolSpec,
     Usage,
 )
-from wink.core.provider_errors import MalformedResponse
+from wink.core.foundation.settings import ModelSettings
+from wink.core.transport.errors import MalformedResponse
+from wink.providers.openai.chat import build_request, parse_response
+from wink.providers.openai.client import failure_text, map_openai_errors, strict_schema
 from wink.testing import ProviderEmulator, Turn
 
 # --- recorded traffic
@@ -99,14 +94,23 @@ def test_every_openai_exception_is_mapped() -> None:
         mapped(map_openai_errors("p"), error)
 
 
-@pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 422])
-def test_client_errors_are_request_errors(status: int) -> None:
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (400, wink.BadRequestError),
+        (401, wink.AuthenticationError),
+        (403, wink.PermissionDeniedError),
+        (404, wink.NotFoundError),
+        (409, wink.BadRequestError),
+        (422, wink.BadRequestError),
+    ],
+)
+def test_client_errors_are_request_errors(status: int, kind: type[PromptEvaluationError]) -> None:
     response = status_response(status, {"error": {"message": "m"}})
     error = openai.APIStatusError("m", response=response, body={"message": "m"})  # type: ignore[arg-type]
     wink_error = mapped(map_openai_errors("p"), error)
-    assert isinstance(wink_error, PromptEvaluationError)
-    assert not isinstance(wink_error, ThrottleError)
-    assert wink_error.phase == "request"
+    assert type(wink_error) is kind
+    assert (wink_error.phase, wink_error.status_code) == ("request", status)
 
 
 # --- request building
@@ -116,7 +120,7 @@ def body_for(**fields: Any) -> dict[str, Any]:
     """The Chat body for `messages` (default: one user question) and the other fields."""
     settings = fields.pop("settings", ModelSettings())
     messages = fields.pop("messages", HI)
-    return _build_request(ModelRequest("p", messages, **fields), "gpt-4.1", settings)
+    return build_request(ModelRequest("p", messages, **fields), "gpt-4.1", settings)
 
 
 def test_a_conversation_maps_to_chat_messages() -> None:
@@ -246,12 +250,12 @@ def completion(message: dict[str, Any], finish_reason: str | None = "stop") -> d
 )
 def test_finish_reasons(reason: str | None, expected: str) -> None:
     body = completion({"role": "assistant", "content": "x"}, reason)
-    assert _parse_response(body).finish_reason == expected
+    assert parse_response(body).finish_reason == expected
 
 
 def test_a_refusal_is_its_own_finish_reason() -> None:
     message = {"role": "assistant", "content": None, "refusal": "I can't help with that."}
-    response = _parse_response(completion(message))
+    response = parse_response(completion(message))
     assert (response.text, response.finish_reason) == (None, "refusal")
 
 
@@ -262,7 +266,7 @@ def test_tool_calls_in_order_whatever_the_finish_reason_says() -> None:
         {"id": "c", "type": "function", "function": {"name": "weather", "arguments": None}},
     ]
     body = completion({"role": "assistant", "content": None, "tool_calls": calls}, "stop")
-    response = _parse_response(body)
+    response = parse_response(body)
     assert response.finish_reason == "tool_calls"
     assert [(c.id, c.arguments) for c in response.tool_calls] == [
         ("a", "{}"),
@@ -274,14 +278,14 @@ def test_tool_calls_in_order_whatever_the_finish_reason_says() -> None:
 
 def test_usage_counts_cached_and_reasoning_tokens_and_may_be_absent() -> None:
     body = completion({"role": "assistant", "content": "x"})
-    assert _parse_response(body).usage == Usage()  # a compatible server that sent none
+    assert parse_response(body).usage == Usage()  # a compatible server that sent none
     body["usage"] = {
         "prompt_tokens": 120,
         "completion_tokens": 40,
         "prompt_tokens_details": {"cached_tokens": 100},
         "completion_tokens_details": {"reasoning_tokens": 32},
     }
-    assert _parse_response(body).usage == Usage(
+    assert parse_response(body).usage == Usage(
         input_tokens=120, output_tokens=40, cached_tokens=100, reasoning_tokens=32
     )
 
@@ -303,7 +307,7 @@ def test_usage_counts_cached_and_reasoning_tokens_and_may_be_absent() -> None:
 )
 def test_wrong_shapes_are_reported_not_crashed_on(body: Any) -> None:
     with pytest.raises(MalformedResponse):
-        _parse_response(body)
+        parse_response(body)
 
 
 # --- the client
@@ -311,7 +315,10 @@ def test_wrong_shapes_are_reported_not_crashed_on(body: Any) -> None:
 
 def test_the_sdk_client_has_its_retries_off_and_the_adapters_timeout() -> None:
     adapter = OpenAIAdapter("gpt-4.1", api_key=KEY, timeout=12.0)
-    sync_client, async_client = adapter._make_client(sync=True), adapter._make_client(sync=False)
+    sync_client, async_client = (
+        adapter.api.make_client(sync=True),
+        adapter.api.make_client(sync=False),
+    )
     assert (type(sync_client), type(async_client)) == (openai.OpenAI, openai.AsyncOpenAI)
     for client in (sync_client, async_client):
         assert (client.max_retries, client.timeout) == (0, 12.0)

@@ -1,4 +1,4 @@
-"""The OpenAI Responses adapter (`wink.adapters.openai_responses`): recorded traffic
+"""The OpenAI Responses adapter (`wink.providers.openai.responses`): recorded traffic
 replayed through the SDK, and the request and response translation."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ import pytest
 
 from tests.helpers.prompts import CONVERSATION, SEARCH_SPEC, WEATHER_SPEC
 from tests.helpers.wire import HI, failed_round, load_recording, ok, replay, request_error
-from wink.adapters.openai_responses import _build_request, _parse_response
-from wink.adapters.options import ModelSettings
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     ModelRequest,
     OutputSpec,
     ToolCall,
     Usage,
 )
-from wink.core.provider_errors import MalformedResponse
+from wink.core.foundation.settings import ModelSettings
+from wink.core.transport.errors import MalformedResponse
+from wink.providers.openai.responses import build_request, parse_response
 
 # --- recorded traffic
 
@@ -68,7 +68,7 @@ def body_for(**fields: Any) -> dict[str, Any]:
     """The Responses body for `messages` (default: one user question) and the other fields."""
     settings = fields.pop("settings", ModelSettings())
     messages = fields.pop("messages", HI)
-    return _build_request(ModelRequest("p", messages, **fields), "gpt-4.1", settings)
+    return build_request(ModelRequest("p", messages, **fields), "gpt-4.1", settings)
 
 
 def test_a_conversation_maps_to_input_items_and_instructions() -> None:
@@ -151,7 +151,7 @@ def text(value: str) -> dict[str, Any]:
 
 def test_text_parts_are_joined_and_a_plain_answer_stops() -> None:
     body = {"status": "completed", "output": [message(text("Sunny "), text("in Paris."))]}
-    response = _parse_response(body)
+    response = parse_response(body)
     assert (response.text, response.finish_reason, response.tool_calls) == (
         "Sunny in Paris.",
         "stop",
@@ -165,7 +165,7 @@ def test_calls_come_back_in_order_with_their_arguments_as_sent() -> None:
         {"type": "function_call", "call_id": "a", "name": "weather", "arguments": "{}"},
         {"type": "function_call", "call_id": "b", "name": "weather", "arguments": {"x": 1}},
     ]
-    response = _parse_response({"status": "completed", "output": calls})
+    response = parse_response({"status": "completed", "output": calls})
     assert response.finish_reason == "tool_calls"
     assert response.text is None
     assert [(c.id, c.arguments) for c in response.tool_calls] == [("a", "{}"), ("b", '{"x": 1}')]
@@ -184,13 +184,13 @@ def test_calls_come_back_in_order_with_their_arguments_as_sent() -> None:
     ],
 )
 def test_an_unfinished_response_says_why(fields: dict[str, Any], expected: str) -> None:
-    response = _parse_response({**fields, "output": [message(text("partial"))]})
+    response = parse_response({**fields, "output": [message(text("partial"))]})
     assert response.finish_reason == expected
 
 
 def test_a_refusal_part_is_a_refusal() -> None:
     refusal = {"type": "refusal", "refusal": "I can't help with that."}
-    response = _parse_response({"status": "completed", "output": [message(refusal)]})
+    response = parse_response({"status": "completed", "output": [message(refusal)]})
     assert (response.text, response.finish_reason) == (None, "refusal")
 
 
@@ -201,7 +201,7 @@ def test_usage_counts_cached_and_reasoning_tokens() -> None:
         "input_tokens_details": {"cached_tokens": 64},
         "output_tokens_details": {"reasoning_tokens": 30},
     }
-    response = _parse_response({"status": "completed", "output": [], "usage": usage})
+    response = parse_response({"status": "completed", "output": [], "usage": usage})
     assert response.usage == Usage(
         input_tokens=90, output_tokens=50, cached_tokens=64, reasoning_tokens=30
     )
@@ -220,4 +220,4 @@ def test_usage_counts_cached_and_reasoning_tokens() -> None:
 )
 def test_wrong_shapes_are_reported_not_crashed_on(body: Any) -> None:
     with pytest.raises(MalformedResponse):
-        _parse_response(body)
+        parse_response(body)

@@ -33,7 +33,7 @@ from wink import (
 )
 from wink.adapters.base import ProviderAdapter
 from wink.adapters.options import settings_from
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     AssistantMessage,
     ModelRequest,
     NativeOutput,
@@ -272,7 +272,7 @@ def _send(adapter: ProviderAdapter, messages: tuple[Any, ...]) -> Any:
 
     async def go() -> Any:
         try:
-            return await adapter._runner.request(ModelRequest("r", messages))
+            return await adapter.model_client(blocking=False).request(ModelRequest("r", messages))
         except PromptEvaluationError as error:
             return error
         finally:
@@ -465,7 +465,7 @@ CLAUDE_TURN = AssistantMessage(
 
 def _body(provider: str, messages: tuple[Any, ...]) -> dict[str, Any]:
     adapter = create_adapter(f"{provider}:{MODELS[provider]}", api_key="k")
-    return dict(adapter._build_request(ModelRequest("r", messages)).body)
+    return dict(adapter.api.build_request(ModelRequest("r", messages)).body)
 
 
 @pytest.mark.parametrize("provider", ["openai", "openai-responses", "google"])

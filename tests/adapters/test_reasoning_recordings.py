@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from wink import PromptEvaluationError, RetryPolicy, create_adapter
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     ModelRequest,
     ModelResponse,
     SystemMessage,
@@ -84,7 +84,9 @@ def send(
 
         async def go() -> ModelResponse | PromptEvaluationError:
             try:
-                return await adapter._runner.request(ModelRequest("recorded", messages))
+                return await adapter.model_client(blocking=False).request(
+                    ModelRequest("recorded", messages)
+                )
             except PromptEvaluationError as error:
                 return error
             finally:

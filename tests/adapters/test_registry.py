@@ -13,25 +13,43 @@ from typing import Any
 import pytest
 
 from tests.helpers.adapters import KEY
-from wink import ConfigurationError, create_adapter
-from wink.adapters.registry import PROVIDERS
+from wink import AdapterOptions, ConfigurationError, create_adapter
+from wink.adapters.base import ProviderAdapter
+from wink.adapters.registry import PROVIDERS, ProviderEntry
 
 
 @pytest.mark.parametrize("name", sorted(PROVIDERS))
 def test_every_provider_builds_the_adapter_class_it_names(name: str) -> None:
-    info = PROVIDERS[name]
+    entry = PROVIDERS[name]
     adapter = create_adapter(f"{name}:some-model", api_key=KEY)
-    assert type(adapter) is getattr(importlib.import_module(info.module), info.class_name)
-    assert adapter.provider == ("google" if name == "gemini" else name)
+    assert type(adapter).__name__ == entry.adapter_class
+    provider_class = getattr(importlib.import_module(entry.module), entry.provider_class)
+    assert type(adapter.api) is provider_class
+    assert adapter.provider == provider_class.name == ("google" if name == "gemini" else name)
     assert adapter.model == "some-model"
 
 
-@pytest.mark.parametrize("name", sorted(PROVIDERS))
-def test_the_key_variables_listed_are_the_ones_the_adapter_reads(name: str) -> None:
-    """`ProviderInfo.key_variables` is what the CLI and the docs show a user."""
-    info = PROVIDERS[name]
-    adapter_class = getattr(importlib.import_module(info.module), info.class_name)
-    assert info.key_variables == adapter_class.api_key_variables
+def test_a_provider_without_a_named_class_runs_as_a_provider_adapter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Adding a provider is a folder and one registry entry: no adapter class needed."""
+    entry = PROVIDERS["anthropic"]
+    monkeypatch.setitem(
+        PROVIDERS, "claude", ProviderEntry(entry.module, entry.provider_class, "anthropic")
+    )
+    adapter = create_adapter("claude:claude-sonnet-4-6", api_key=KEY)
+    assert type(adapter) is ProviderAdapter
+    assert adapter.name == "claude:claude-sonnet-4-6"
+    assert adapter.api.name == "anthropic"
+
+
+def test_a_provider_adapter_needs_a_registered_provider() -> None:
+    with pytest.raises(ConfigurationError, match="provider="):
+        ProviderAdapter("some-model")
+    with pytest.raises(ConfigurationError, match="unknown provider 'nope'"):
+        ProviderAdapter("some-model", provider="nope")
+    adapter = ProviderAdapter("some-model", provider="anthropic", api_key=KEY)
+    assert adapter.name == "anthropic:some-model"
 
 
 def test_an_unknown_provider_is_named_with_the_known_ones() -> None:
@@ -78,7 +96,7 @@ def test_a_missing_extra_names_the_extra_to_install(monkeypatch: pytest.MonkeyPa
             raise ModuleNotFoundError("No module named 'httpx2'", name="httpx2")
         return real_import(name, *args, **kwargs)
 
-    for module in [m for m in sys.modules if m.startswith("wink.adapters.openai")]:
+    for module in [m for m in sys.modules if m.startswith("wink.providers.openai")]:
         monkeypatch.delitem(sys.modules, module)
     monkeypatch.setattr(builtins, "__import__", no_httpx2)
     with pytest.raises(ConfigurationError, match=r"wink\[openai\]"):
@@ -92,6 +110,11 @@ def test_help_lists_the_providers_their_keys_and_the_options() -> None:
     annotations = create_adapter.__annotations__
     assert "options" in annotations
     assert "AdapterOptions" in str(annotations["options"])
+
+
+@pytest.mark.parametrize("option", sorted(AdapterOptions.__annotations__))
+def test_help_names_every_option(option: str) -> None:
+    assert f"`{option}`" in (create_adapter.__doc__ or "")
 
 
 def test_importing_the_registry_loads_no_sdk() -> None:

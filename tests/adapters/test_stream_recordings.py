@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+import wink
 from wink import (
     MarkdownSection,
     Prompt,
@@ -178,7 +179,7 @@ def test_recorded_stream(name: str, cut: bool) -> None:
         check_usage(round_one, expect["usage"])
     outcome = expect["outcome"]
     if outcome == "error":
-        check_error(error, expect["error"])
+        check_error(name, error, expect)
         assert len(emu.requests) == 1
         return
     assert error is None, error
@@ -237,9 +238,45 @@ def check_tool_calls(round_one: list[StreamEvent], expected: list[dict[str, Any]
     assert len(made_up) == sum(1 for call in expected if not call["id"])
 
 
-def check_error(error: WinkError | None, expected: dict[str, Any]) -> None:
+# The class each recorded failure is now, where it is more precise than the one the
+# recording's `expect` names (written before these classes existed, and kept verbatim):
+# each is a subclass of that one, so code that caught the old class still does.
+PRECISE = {
+    "anthropic/http_401_on_stream_request.json": wink.AuthenticationError,
+    "anthropic/max_tokens.json": wink.OutputTruncatedError,
+    "google/http_400_api_key_invalid.json": wink.AuthenticationError,  # a 400, said so
+    "google/max_tokens.json": wink.OutputTruncatedError,
+    "openai/error_event_after_text.json": wink.BadRequestError,  # Groq's 400 error event
+    "openai/finish_length.json": wink.OutputTruncatedError,
+    "openai/refusal_deltas.json": wink.RefusalError,
+    "responses/http_400_on_stream_request.json": wink.BadRequestError,
+    "responses/incomplete_max_output_tokens.json": wink.OutputTruncatedError,
+    "responses/refusal.json": wink.RefusalError,
+}
+REFUSALS = {  # the refusal's words, as the recorded stream sent them
+    "openai/refusal_deltas.json": "I'm sorry, I can\u2019t assist with that request.",
+    "responses/refusal.json": "I'm sorry, I can't assist with that.",
+}
+
+
+def test_every_recorded_failure_has_its_precise_class_or_none() -> None:
+    failures = {name for name in RECORDINGS if load(name)["expect"]["outcome"] == "error"}
+    assert set(PRECISE) <= failures
+    for name, kind in PRECISE.items():
+        assert issubclass(kind, getattr(wink, load(name)["expect"]["error"]["class"]))
+
+
+def check_error(name: str, error: WinkError | None, expect: dict[str, Any]) -> None:
+    expected = expect["error"]
     assert isinstance(error, PromptEvaluationError), error
-    assert type(error).__name__ == expected["class"]
+    assert type(error) is PRECISE.get(name, getattr(wink, expected["class"]))
+    if isinstance(error, wink.OutputTruncatedError):  # what came before the cut, kept
+        assert error.partial_text == (expect["text"] or None)
+        assert (error.finish_reason, error.status_code) == ("length", 200)
+    if isinstance(error, wink.RefusalError):
+        assert error.refusal == REFUSALS[name]
+        assert error.refusal in str(error)
+        assert (error.finish_reason, error.partial_text) == ("refusal", None)
     if "phase" in expected:
         assert error.phase == expected["phase"]
     if "phase_any_of" in expected:

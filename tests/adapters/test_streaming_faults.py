@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.adapters import KEY as SECRET
-from tests.helpers.adapters import PROVIDERS, make_adapter
+from tests.helpers.adapters import KEY as SECRET, PROVIDERS, make_adapter
 from wink import (
+    BadRequestError,
+    ContextWindowExceededError,
     Deadline,
     DeadlineExceededError,
     MarkdownSection,
@@ -129,15 +130,23 @@ FAULTS: list[tuple[str, Fault, type[WinkError], str, str | None, bool | None]] =
     (
         "bad-request-event",
         Fault.stream_error(AFTER, kind="bad_request"),
-        PromptEvaluationError,
+        BadRequestError,
         "request",
         None,
         None,
     ),
-    ("reset", Fault.stream_reset(AFTER), ThrottleError, "request", "timeout", True),
-    ("truncated", Fault.stream_truncated(AFTER), ThrottleError, "request", "timeout", True),
+    (
+        "context-window-event",
+        Fault.stream_error(AFTER, kind="context_window_exceeded"),
+        ContextWindowExceededError,
+        "request",
+        None,
+        None,
+    ),
+    ("reset", Fault.stream_reset(AFTER), ThrottleError, "request", "connection", True),
+    ("truncated", Fault.stream_truncated(AFTER), ThrottleError, "request", "connection", True),
     ("malformed", Fault.stream_malformed(AFTER), PromptEvaluationError, "response", None, None),
-    ("drop", Fault.drop_connection(), ThrottleError, "request", "timeout", True),
+    ("drop", Fault.drop_connection(), ThrottleError, "request", "connection", True),
     ("non-json", Fault.non_json(), PromptEvaluationError, "response", None, None),
     ("wrong-shape", Fault.wrong_shape(), PromptEvaluationError, "response", None, None),
     ("429-first", Fault.rate_limit(retry_after=1.0), ThrottleError, "request", "rate_limit", True),
@@ -180,13 +189,10 @@ def test_an_exhausted_quota_mid_stream_is_not_retried(
     emulator.enqueue(Fault.stream_error(AFTER, kind="quota_exhausted"), Turn.text(TEXT))
     adapter = make_adapter(provider, emulator, retry_policy=RETRY)
     _, error = drain(adapter, Session())
-    assert isinstance(error, PromptEvaluationError)
-    if provider == "anthropic":  # an empty balance is a billing error, not a 429
-        assert not isinstance(error, ThrottleError)
-    else:
-        assert isinstance(error, ThrottleError)
-        assert error.details.kind == "quota_exhausted"
-        assert not error.details.retry_safe
+    # Anthropic's billing_error stands for a 402: an exhausted quota like the others' 429
+    assert isinstance(error, ThrottleError)
+    assert error.details.kind == "quota_exhausted"
+    assert not error.details.retry_safe
     assert len(emulator.requests) == 1
 
 

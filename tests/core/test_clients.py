@@ -1,5 +1,6 @@
-"""The client pool (`wink.core.clients`): one sync client per adapter, one async client per
-event loop, closed with `evaluate()`'s private loop; a caller's client used, never closed.
+"""The client pool (`wink.core.transport.clients`): one sync client per adapter, one async
+client per event loop, closed with `evaluate()`'s private loop; a caller's client used,
+never closed.
 
 First the pool alone, with stand-in clients; then through adapters and the real SDKs.
 """
@@ -20,8 +21,8 @@ from wink import (
     Session,
     create_adapter,
 )
-from wink.core.clients import ClientPool, Lease, close_client
-from wink.core.runtime import run_sync
+from wink.core.foundation.runtime import run_sync
+from wink.core.transport.clients import ClientPool, close_client
 from wink.testing import Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, final
 
@@ -47,79 +48,63 @@ class AsyncClient:
 
 
 class Maker:
-    """The pool's `make`: records every client it builds; `sync_client=False` builds none."""
+    """The pool's `make`: records every client it builds."""
 
-    def __init__(self, *, sync_client: bool = True) -> None:
-        self.sync_client = sync_client
+    def __init__(self) -> None:
         self.made: list[tuple[bool, Any]] = []
 
     def __call__(self, sync: bool) -> Any:
-        client = (SyncClient() if self.sync_client else None) if sync else AsyncClient()
+        client = SyncClient() if sync else AsyncClient()
         self.made.append((sync, client))
         return client
 
 
-async def lease_twice(pool: ClientPool) -> tuple[Lease, Lease]:
-    return pool.lease(), pool.lease()
+async def get_twice(pool: ClientPool, *, blocking: bool) -> tuple[Any, Any]:
+    return pool.get(blocking=blocking), pool.get(blocking=blocking)
 
 
 # --- the pool on its own
 
 
-def test_sync_calls_share_one_sync_client_used_inline() -> None:
+def test_blocking_calls_share_one_sync_client() -> None:
     maker = Maker()
     pool = ClientPool(maker)
-    first, again = run_sync(lease_twice(pool))
-    later, _ = run_sync(lease_twice(pool))  # another evaluate() call: the same client
-    assert (first.sync, first.inline) == (True, True)
-    assert first.client is again.client is later.client
-    assert maker.made == [(True, first.client)]
-    assert pool.held(sync=True) is first.client
+    (first, sync), (again, _) = run_sync(get_twice(pool, blocking=True))
+    (later, _), _ = run_sync(get_twice(pool, blocking=True))  # another evaluate() call
+    assert sync is True
+    assert first is again is later
+    assert maker.made == [(True, first)]
+    assert pool.held(sync=True) is first
     pool.close_sync()
-    assert first.client.closed
+    assert first.closed
     assert pool.open_clients == 0
 
 
 def test_each_event_loop_gets_its_own_async_client() -> None:
     maker = Maker()
     pool = ClientPool(maker)
-    first, again = asyncio.run(lease_twice(pool))
-    other, _ = asyncio.run(lease_twice(pool))
-    assert (first.sync, first.inline) == (False, False)
-    assert first.client is again.client  # one per loop
-    assert other.client is not first.client  # the first belongs to a closed loop
+    (first, sync), (again, _) = asyncio.run(get_twice(pool, blocking=False))
+    (other, _), _ = asyncio.run(get_twice(pool, blocking=False))
+    assert sync is False
+    assert first is again  # one per loop
+    assert other is not first  # the first belongs to a closed loop
     assert [sync for sync, _ in maker.made] == [False, False]
 
 
-def test_an_async_client_made_on_evaluates_loop_is_closed_with_it() -> None:
-    """A task the sync call spawns (a tool gathering sub-evaluations) may not block: it
-    gets an async client, bound to the private loop and closed before that loop is."""
+def test_an_async_client_made_on_a_private_loop_is_closed_with_it() -> None:
+    """A sync call's own requests block on the sync client; an async one made on its
+    private loop (a tool awaiting a sub-evaluation) is closed before that loop is."""
     maker = Maker()
     pool = ClientPool(maker)
 
-    async def in_a_task() -> Lease:
-        return pool.lease()
+    async def evaluate_like() -> tuple[Any, Any]:
+        (blocking, _), (spawned, _) = pool.get(blocking=True), pool.get(blocking=False)
+        return blocking, spawned
 
-    async def evaluate_like() -> tuple[Lease, Lease]:
-        return pool.lease(), await asyncio.create_task(in_a_task())
-
-    inline, spawned = run_sync(evaluate_like())
-    assert (inline.sync, spawned.sync, spawned.inline) == (True, False, False)
-    assert spawned.client.closed
-    assert not inline.client.closed
+    blocking, spawned = run_sync(evaluate_like())
+    assert spawned.closed
+    assert not blocking.closed
     assert pool.open_clients == 1  # the sync client, kept for the next call
-
-
-def test_without_a_sync_client_a_sync_call_uses_an_async_one() -> None:
-    maker = Maker(sync_client=False)  # `make(sync=True)` gives None
-    pool = ClientPool(maker)
-    first, _ = run_sync(lease_twice(pool))
-    second, _ = run_sync(lease_twice(pool))
-    assert (first.sync, first.inline) == (False, False)
-    assert first.client.closed  # each closed with its private loop
-    assert second.client.closed
-    assert [sync for sync, _ in maker.made] == [True, False, False]  # asked for once
-    assert pool.open_clients == 0
 
 
 def test_an_async_client_on_the_callers_loop_waits_for_aclose() -> None:
@@ -127,28 +112,28 @@ def test_an_async_client_on_the_callers_loop_waits_for_aclose() -> None:
     pool = ClientPool(maker)
 
     async def use_then_close() -> tuple[bool, bool]:
-        lease = pool.lease()
-        assert pool.held(sync=False) is lease.client
-        open_before = not lease.client.closed
+        client, _ = pool.get(blocking=False)
+        assert pool.held(sync=False) is client
+        open_before = not client.closed
         await pool.aclose()
-        return open_before, lease.client.closed
+        return open_before, client.closed
 
     assert asyncio.run(use_then_close()) == (True, True)
     assert pool.open_clients == 0
 
 
-def test_prepare_makes_the_client_the_first_lease_then_uses() -> None:
+def test_prepare_makes_the_client_the_first_request_then_uses() -> None:
     maker = Maker()
     pool = ClientPool(maker)
 
-    async def prepare_then_lease() -> tuple[Any, Lease]:
+    async def prepare_then_get() -> tuple[Any, Any]:
         pool.prepare(sync=False)
         made = pool.held(sync=False)
-        return made, pool.lease()
+        return made, pool.get(blocking=False)[0]
 
-    made, lease = asyncio.run(prepare_then_lease())
+    made, used = asyncio.run(prepare_then_get())
     assert made is not None
-    assert lease.client is made
+    assert used is made
     pool.prepare(sync=True)
     assert pool.held(sync=True) is maker.made[-1][1]
     assert [sync for sync, _ in maker.made] == [False, True]
@@ -161,17 +146,17 @@ def test_prepare_leaves_a_client_that_cannot_be_made_to_the_first_request() -> N
     pool = ClientPool(refuse)
     pool.prepare(sync=True)  # nothing to report yet: no request was asked for
     with pytest.raises(ConfigurationError, match="TEST_KEY"):
-        run_sync(lease_twice(pool))
+        run_sync(get_twice(pool, blocking=True))
 
 
-def test_a_given_sync_client_serves_every_task_and_is_never_made_or_closed() -> None:
+def test_a_given_sync_client_serves_every_call_and_is_never_made_or_closed() -> None:
     maker = Maker()
     given = SyncClient()
     pool = ClientPool(maker, given=given)
-    in_sync_call, _ = run_sync(lease_twice(pool))
-    on_a_loop, _ = asyncio.run(lease_twice(pool))
-    assert in_sync_call == Lease(given, sync=True, inline=True)
-    assert on_a_loop == Lease(given, sync=True, inline=False)  # run off the loop
+    blocking, _ = run_sync(get_twice(pool, blocking=True))
+    on_a_loop, _ = asyncio.run(get_twice(pool, blocking=False))
+    assert blocking == (given, True)
+    assert on_a_loop == (given, True)  # the transport runs it off the loop
     asyncio.run(pool.aclose())
     assert maker.made == []
     assert not given.closed
@@ -184,11 +169,11 @@ def test_a_given_async_client_is_refused_to_a_sync_call_with_the_reason() -> Non
     given = AsyncClient()
     pool = ClientPool(Maker(), given=given, given_is_async=True, describe="test client")
     with pytest.raises(ConfigurationError, match="async test client") as info:
-        run_sync(lease_twice(pool))
+        run_sync(get_twice(pool, blocking=True))
     assert info.value.option == "client"
     assert "evaluate_async()" in str(info.value)
-    lease, _ = asyncio.run(lease_twice(pool))
-    assert lease == Lease(given, sync=False, inline=False)
+    got, _ = asyncio.run(get_twice(pool, blocking=False))
+    assert got == (given, False)
 
 
 async def test_close_client_awaits_aclose_calls_close_and_skips_neither() -> None:
@@ -218,7 +203,7 @@ async def test_adapter_closes_the_clients_it_created() -> None:
             closed.append("async")
 
     adapter = ScriptedAdapter([final("one")])
-    adapter._make_client = lambda *, sync: Client()  # type: ignore[method-assign]
+    adapter.api.make_client = lambda *, sync: Client()  # type: ignore[method-assign]
     async with adapter:
         await adapter.evaluate_async(make_prompt(), session=Session())
     assert closed == ["async"]

@@ -10,8 +10,8 @@ import asyncio
 import pytest
 
 from tests.helpers.throttling import FakeClock, FakeDeadline
-from wink.core.messages import RateLimitInfo
-from wink.core.pacing import Permit, RequestPacer
+from wink.core.foundation.messages import RateLimitInfo
+from wink.core.throttling.pacing import Permit, RequestPacer
 
 PLENTY = RateLimitInfo(limit_requests=30000, remaining_requests=29999, reset_requests=0.002)
 

@@ -7,13 +7,13 @@ import math
 import pickle
 import time
 from datetime import timedelta
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 import wink
-from wink.core import errors
-from wink.core.errors import (
+from wink.core.foundation import errors
+from wink.core.foundation.errors import (
     CircularDependencyError,
     PromptEvaluationError,
     PromptValidationError,
@@ -77,6 +77,15 @@ def test_every_error_is_exported_from_wink() -> None:
         (errors.PromptRenderError, (errors.PromptError,)),
         (errors.VisibilityExpansionRequired, (errors.PromptError,)),
         (ThrottleError, (PromptEvaluationError,)),
+        (errors.BadRequestError, (PromptEvaluationError,)),
+        (errors.ContextWindowExceededError, (errors.BadRequestError, PromptEvaluationError)),
+        (errors.AuthenticationError, (PromptEvaluationError,)),
+        (errors.PermissionDeniedError, (PromptEvaluationError,)),
+        (errors.NotFoundError, (PromptEvaluationError,)),
+        (errors.ContentFilteredError, (PromptEvaluationError,)),
+        (errors.OutputTruncatedError, (PromptEvaluationError,)),
+        (errors.RefusalError, (PromptEvaluationError,)),
+        (errors.UnsendableValueError, (WinkError, ValueError)),
         (errors.UnboundResourceError, (errors.ResourceError,)),
         (errors.CircularDependencyError, (errors.ResourceError,)),
         (errors.DuplicateBindingError, (errors.ResourceError,)),
@@ -107,6 +116,42 @@ def test_evaluation_error_reads_like_a_sentence() -> None:
     assert str(error) == "request failed for prompt 'p': HTTP 400: bad"
     assert error.provider_payload == {"code": "x"}
     assert "phase='request'" in repr(error)
+
+
+def test_evaluation_errors_carry_the_neutral_answer_fields() -> None:
+    plain = PromptEvaluationError("boom", prompt_name="p", phase="tool")
+    assert (plain.status_code, plain.finish_reason, plain.refusal, plain.partial_text) == (
+        None,
+        None,
+        None,
+        None,
+    )
+    refused = errors.RefusalError(
+        "the model refused to answer",
+        prompt_name="p",
+        phase="response",
+        status_code=200,
+        finish_reason="refusal",
+        refusal="No.",
+        partial_text="I was about to",
+    )
+    assert (refused.status_code, refused.finish_reason) == (200, "refusal")
+    assert (refused.refusal, refused.partial_text) == ("No.", "I was about to")
+    assert "status_code=200" in repr(refused)
+    missing = errors.NotFoundError("HTTP 404: no model", prompt_name="p", model="gpt-9")
+    assert (missing.phase, missing.status_code, missing.model) == ("request", 404, "gpt-9")
+
+
+def test_a_throttle_status_is_its_details_status() -> None:
+    details = ThrottleDetails("rate_limit", status_code=429)
+    assert ThrottleError("HTTP 429", prompt_name="p", details=details).status_code == 429
+    timed_out = ThrottleError("x", prompt_name="p", details=ThrottleDetails("timeout"))
+    assert timed_out.status_code is None
+
+
+def test_connection_is_a_throttle_kind_of_its_own() -> None:
+    assert "connection" in get_args(errors.ThrottleKind)
+    assert ThrottleDetails("connection").retry_safe
 
 
 def test_throttle_error_says_kind_attempts_and_wait() -> None:

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import BaseModel
 
 from wink import (
@@ -34,10 +33,10 @@ from wink import (
     ToolResult,
     ToolValidationError,
 )
-from wink.core.executor import ToolExecutor, render_tool_result, wire_safe_call
-from wink.core.limits import Deadline
-from wink.core.messages import ToolCall
-from wink.core.resources import ResourceRegistry
+from wink.core.agent.executor import ToolExecutor, render_tool_result, wire_safe_call
+from wink.core.foundation.limits import Deadline
+from wink.core.foundation.messages import ToolCall
+from wink.core.prompting.resources import ResourceRegistry
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
 
 
@@ -206,7 +205,7 @@ def test_parallel_calls_keep_order_and_isolate_rollback() -> None:
 
 def test_expired_deadline_raises() -> None:
     with pytest.raises(DeadlineExceededError):
-        run(Session(), ToolCall("1", "add", {"a": 1, "b": 2}), deadline=Deadline(at=-1))
+        run(Session(), ToolCall("1", "add", {"a": 1, "b": 2}), deadline=Deadline(0))
 
 
 def test_async_tool_cut_at_the_deadline() -> None:

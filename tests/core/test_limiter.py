@@ -8,9 +8,17 @@ import asyncio
 import httpx
 import pytest
 
-from wink import InProcessLimiter, Limiter, MarkdownSection, Prompt, RetryPolicy, Session
-from wink import create_adapter as make
-from wink.core.pacing import RequestPacer
+from wink import (
+    ConfigurationError,
+    InProcessLimiter,
+    Limiter,
+    MarkdownSection,
+    Prompt,
+    RetryPolicy,
+    Session,
+    create_adapter as make,
+)
+from wink.core.throttling.pacing import RequestPacer
 from wink.testing import Fault, ProviderEmulator, RateLimit, Turn
 
 HELLO = Prompt(name="hello", sections=[MarkdownSection(key="t", title="T", template="Hi")])
@@ -25,8 +33,9 @@ def test_one_pacer_per_key() -> None:
     assert limiter.pacer("openai:gpt-4.1") is first
     assert limiter.pacer("openai:gpt-4.1-mini") is not first
     assert "openai:gpt-4.1" in repr(limiter)
-    with pytest.raises(ValueError, match="non-empty string"):
-        limiter.pacer("")
+    for key in ("", None, 3):
+        with pytest.raises(ConfigurationError, match="a limiter key is a non-empty string"):
+            limiter.pacer(key)  # type: ignore[arg-type]
 
 
 def test_adapters_get_their_own_limiter_unless_given_one() -> None:

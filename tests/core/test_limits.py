@@ -1,10 +1,12 @@
-"""Deadlines and budgets (`wink.core.limits`): the two limits an evaluation checks before
+"""Deadlines and budgets (`wink.core.foundation.limits`): the two limits an evaluation checks before
 every step."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,7 +21,7 @@ from wink import (
     PromptEvaluationError,
     Usage,
 )
-from wink.core.limits import BudgetTracker
+from wink.core.foundation.limits import BudgetTracker
 
 # --- Deadline
 
@@ -39,16 +41,74 @@ def test_a_deadline_at_an_aware_datetime_counts_down_to_it() -> None:
 
 
 def test_a_passed_deadline_says_how_long_ago_and_before_what() -> None:
-    deadline = Deadline(at=-2.5)
+    deadline = Deadline.at_time(datetime.now(UTC) - timedelta(seconds=2.5))
     assert deadline.expired()
     assert deadline.remaining() <= -2.5
     with pytest.raises(DeadlineExceededError, match=r"deadline passed 2\.5\d*s ago, before tools"):
         deadline.check(prompt_name="p", step="tools")
 
 
+def test_zero_seconds_is_a_deadline_already_passed() -> None:
+    assert Deadline(0).expired()
+    assert Deadline.after(0).expired()
+
+
+def test_after_counts_seconds_or_a_timedelta_from_now() -> None:
+    assert 0 < Deadline.after(30).remaining() <= 30
+    assert 30 < Deadline.after(timedelta(minutes=2)).remaining() <= 120
+    assert Deadline.after(timedelta(seconds=10)) == Deadline(10)  # the same request
+
+
+def test_at_time_is_a_moment_on_the_clock() -> None:
+    when = datetime.now(UTC) + timedelta(minutes=5)
+    assert 240 < Deadline.at_time(when).remaining() <= 300
+    assert Deadline.at_time(when) == Deadline(when)
+    stamp = time.time() + 60  # a Unix timestamp, as the error message says to convert it
+    assert 0 < Deadline.at_time(datetime.fromtimestamp(stamp, UTC)).remaining() <= 60
+
+
+def test_a_unix_timestamp_given_as_seconds_is_refused_with_the_way_to_say_it() -> None:
+    stamp = time.time() + 1  # meant "in one second": taken as seconds, 56 years away
+    with pytest.raises(ConfigurationError) as info:
+        Deadline(stamp)
+    message = str(info.value)
+    assert "more than a year from now: a number is seconds from now" in message
+    assert f"Deadline.at_time(datetime.fromtimestamp({stamp!r}, UTC))" in message
+    with pytest.raises(ConfigurationError, match="Unix timestamp"):
+        Deadline.after(stamp)
+
+
+@pytest.mark.parametrize(
+    ("make", "complaint"),
+    [
+        (lambda: Deadline(-1), r"Deadline\(-1\): a wait cannot be negative"),
+        (lambda: Deadline(-0.001), "cannot be negative"),
+        (lambda: Deadline.after(-5), r"Deadline.after\(-5\): a wait cannot be negative"),
+        (lambda: Deadline.after(timedelta(seconds=-1)), "a wait cannot be negative"),
+        (lambda: Deadline(400 * 24 * 3600), "more than a year from now"),
+        (
+            lambda: Deadline.after(timedelta(days=400)),
+            r"timedelta\(days=400\)\) is more than a year",
+        ),
+        (lambda: Deadline(math.inf), "for no deadline pass deadline=None"),
+        (lambda: Deadline(math.nan), "is no point in time"),
+    ],
+)
+def test_implausible_numbers_are_refused(make: Any, complaint: str) -> None:
+    with pytest.raises(ConfigurationError, match=complaint) as info:
+        make()
+    assert info.value.option == "at"
+
+
+def test_up_to_a_year_is_accepted() -> None:
+    assert Deadline(365 * 24 * 3600).remaining() > 0
+
+
 def test_a_naive_datetime_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="timezone-aware"):
         Deadline(at=datetime(2030, 1, 1))
+    with pytest.raises(ConfigurationError, match="timezone-aware"):
+        Deadline.at_time(datetime(2030, 1, 1))
 
 
 @pytest.mark.parametrize("at", ["10", None, True, timedelta(seconds=5)])
@@ -58,9 +118,23 @@ def test_anything_but_a_datetime_or_seconds_is_refused(at: Any) -> None:
     assert info.value.argument == "at"
 
 
-def test_nan_is_no_point_in_time() -> None:
-    with pytest.raises(ConfigurationError, match="nan"):
-        Deadline(at=math.nan)
+def test_each_constructor_points_to_the_other_for_the_other_form() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"use Deadline.after\(timedelta"):
+        Deadline(timedelta(seconds=5))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match=r"use Deadline.at_time\(datetime\)"):
+        Deadline.after(datetime.now(UTC))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match=r"use Deadline.after\(seconds\)"):
+        Deadline.at_time(30)  # type: ignore[arg-type]
+
+
+def test_the_repr_shows_the_time_left() -> None:
+    shown = re.fullmatch(r"Deadline\(remaining=(\d+\.\d)s\)", repr(Deadline(12.3)))
+    assert shown is not None
+    assert 0 < float(shown[1]) <= 12.3
+    past = Deadline.at_time(datetime.now(UTC) - timedelta(seconds=3))
+    gone = re.fullmatch(r"Deadline\(expired (\d+\.\d)s ago\)", repr(past))
+    assert gone is not None
+    assert float(gone[1]) >= 3.0
 
 
 def test_a_deadline_is_a_frozen_value_that_compares_by_what_was_asked() -> None:

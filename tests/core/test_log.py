@@ -1,4 +1,4 @@
-"""`configure_logging` (`wink.core.log`): one call to watch wink's error flow."""
+"""`configure_logging` (`wink.core.telemetry.log`): one call to watch wink's error flow."""
 
 from __future__ import annotations
 

@@ -6,20 +6,22 @@ import contextlib
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from tests.helpers.adapters import FAST_RETRY
+from tests.helpers.adapters import FAST_RETRY, KEY
 from tests.helpers.prompts import WEATHER_TOOL, Answer, make_prompt
 from wink import (
     Budget,
+    ContentFilteredError,
     Deadline,
     DeadlineExceededError,
     MarkdownSection,
+    OutputTruncatedError,
     Prompt,
     PromptEvaluationError,
     PromptExecuted,
     PromptRendered,
+    RefusalError,
     RetryPolicy,
     Session,
     ThrottleDetails,
@@ -28,7 +30,7 @@ from wink import (
     Usage,
     WinkError,
 )
-from wink.core.messages import ModelRequest, ModelResponse, ToolResultMessage
+from wink.core.foundation.messages import ModelRequest, ModelResponse, ToolResultMessage
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
 
 
@@ -80,22 +82,50 @@ def test_structured_output_is_parsed() -> None:
     assert adapter.requests[0].output.name == "Answer"
 
 
-def test_structured_output_that_does_not_parse_is_a_response_error() -> None:
-    adapter = ScriptedAdapter([final({"city": "Paris"})])
+def test_structured_output_that_does_not_parse_is_a_response_error_without_retries() -> None:
+    adapter = ScriptedAdapter([final({"city": "Paris"})], max_output_retries=0)
     with pytest.raises(PromptEvaluationError) as info:
         adapter.evaluate(make_prompt(Answer), session=Session())
     assert info.value.phase == "response"
     assert "Answer" in str(info.value)
+    assert len(adapter.requests) == 1
 
 
-@pytest.mark.parametrize("reason", ["length", "content_filter", "refusal"])
-def test_unfinished_answers_are_response_errors(reason: str) -> None:
+@pytest.mark.parametrize(
+    ("reason", "kind"),
+    [
+        ("length", OutputTruncatedError),
+        ("content_filter", ContentFilteredError),
+        ("refusal", RefusalError),
+        ("error", PromptEvaluationError),
+    ],
+)
+def test_unfinished_answers_raise_the_class_of_their_finish_reason(
+    reason: str, kind: type[PromptEvaluationError]
+) -> None:
     response = ModelResponse(text="partial", finish_reason=reason, raw={"id": "x"})  # type: ignore[arg-type]
     adapter = ScriptedAdapter([response])
     with pytest.raises(PromptEvaluationError) as info:
         adapter.evaluate(make_prompt(), session=Session())
-    assert info.value.phase == "response"
-    assert info.value.provider_payload == {"id": "x"}
+    error = info.value
+    assert type(error) is kind
+    assert (error.phase, error.status_code, error.finish_reason) == ("response", 200, reason)
+    assert (error.partial_text, error.refusal) == ("partial", None)
+    assert error.provider_payload == {"id": "x"}
+
+
+def test_a_refusal_carries_its_words_cleaned_of_secrets() -> None:
+    words = f"I won't repeat {KEY}. " + "No. " * 200
+    refusal = ModelResponse(text=None, finish_reason="refusal", refusal=words)
+    adapter = ScriptedAdapter([refusal], api_key=KEY)
+    with pytest.raises(RefusalError) as info:
+        adapter.evaluate(make_prompt(), session=Session())
+    error = info.value
+    assert error.refusal is not None
+    assert error.refusal.startswith("I won't repeat [redacted].")
+    assert KEY not in str(error) + repr(error.refusal)
+    assert str(error).endswith("...")  # a long refusal is quoted, not pasted whole
+    assert error.partial_text is None
 
 
 def test_empty_answer_is_a_response_error() -> None:
@@ -162,7 +192,7 @@ def test_budget_on_requests_and_tokens() -> None:
 def test_deadline_stops_before_the_request() -> None:
     with pytest.raises(DeadlineExceededError):
         ScriptedAdapter([final("x")]).evaluate(
-            make_prompt(), session=Session(), deadline=Deadline(at=-0.1)
+            make_prompt(), session=Session(), deadline=Deadline(0)
         )
 
 

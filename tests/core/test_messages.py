@@ -1,4 +1,4 @@
-"""The neutral transcript (`wink.core.messages`) every adapter translates to and from."""
+"""The neutral transcript (`wink.core.foundation.messages`) every adapter translates to and from."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     OUTPUT_TOOL_PREFIX,
     AssistantMessage,
     ModelResponse,

@@ -7,11 +7,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from tests.helpers.pace_scenarios import FakeClock, Step, changes, check_invariants, play, scenarios
-from wink.core.pace_store import MemoryStore, PaceChange
+from wink.core.throttling.pace_store import MemoryStore, PaceChange
 
 
 def test_not_pacing_every_booking_goes_at_once_and_books_nothing() -> None:

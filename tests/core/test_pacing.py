@@ -1,4 +1,4 @@
-"""The request pacer (`wink.core.pacing`) on a fake clock and on threads, and its learner
+"""The request pacer (`wink.core.throttling.pacing`) on a fake clock and on threads, and its learner
 (`PaceLearner`), the pure state machine that says what each answer means for the pace.
 
 The pacer against simulated providers is in test_pacing_simulations.py.
@@ -17,11 +17,11 @@ import pytest
 from tests.helpers.threads import on_threads
 from tests.helpers.throttling import FakeDeadline, fake_pacer, throttle
 from tests.helpers.wire import load_recording
-from wink.adapters import anthropic
-from wink.core.messages import RateLimitInfo
-from wink.core.pace_store import PaceChange
-from wink.core.pacing import BACKOFF, PROBE, PaceLearner, Permit, RequestPacer
-from wink.core.throttle import rate_limit_info_from_headers
+from wink.core.foundation.messages import RateLimitInfo
+from wink.core.throttling.headers import rate_limit_info_from_headers
+from wink.core.throttling.pace_store import PaceChange
+from wink.core.throttling.pacing import BACKOFF, PROBE, PaceLearner, Permit, RequestPacer
+from wink.providers.anthropic import messages as anthropic
 
 BUCKET_EMPTY = RateLimitInfo(limit_requests=1, remaining_requests=0, reset_requests=0.01)
 OPENAI_MINUTE = RateLimitInfo(limit_requests=30000, remaining_requests=29999, reset_requests=0.002)

@@ -12,12 +12,12 @@ import random
 import statistics
 
 from tests.helpers.throttling import run_jobs, virtual_time_loop, work_through
-from wink.adapters import openai
-from wink.core.errors import ThrottleDetails, ThrottleError
-from wink.core.pace_store import MemoryStore
-from wink.core.pacing import RequestPacer
-from wink.core.retry import RetryPolicy
-from wink.core.throttle import rate_limit_info_from_headers, retry_after_from_headers
+from wink.core.foundation.errors import ThrottleDetails, ThrottleError
+from wink.core.throttling.headers import rate_limit_info_from_headers, retry_after_from_headers
+from wink.core.throttling.pace_store import MemoryStore
+from wink.core.throttling.pacing import RequestPacer
+from wink.core.throttling.retry import RetryPolicy
+from wink.providers.openai import client as openai
 from wink.testing import Fault, RateLimit
 from wink.testing.ratelimit import TokenBucket
 from wink.testing.wire.base import retry_headers

@@ -8,19 +8,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from pydantic import ValidationError
 
-from wink.core.errors import (
+from wink.core.foundation.errors import (
     DuplicateBindingError,
     PromptError,
     PromptRenderError,
     PromptValidationError,
     VisibilityExpansionRequired,
 )
-from wink.core.messages import OutputSpec
-from wink.core.prompt import (
+from wink.core.foundation.messages import OutputSpec
+from wink.core.foundation.results import ToolResult
+from wink.core.prompting.prompt import (
     OPEN_SECTIONS_TOOL,
     MarkdownSection,
     OpenSectionsParams,
@@ -31,9 +31,9 @@ from wink.core.prompt import (
     parse_output,
     reduce_visibility,
 )
-from wink.core.resources import ResourceBinding, ResourceScope
-from wink.core.session import Session
-from wink.core.tools import Tool, ToolContext, ToolResult
+from wink.core.prompting.resources import ResourceBinding, ResourceScope
+from wink.core.prompting.session import Session
+from wink.core.prompting.tools import Tool, ToolContext
 
 
 @dataclass(frozen=True)
@@ -242,8 +242,54 @@ def test_output_type_must_be_a_dataclass(output_type: Any) -> None:
 
 
 def test_sections_must_be_sections() -> None:
-    with pytest.raises(PromptValidationError, match="MarkdownSection"):
+    with pytest.raises(PromptValidationError, match="MarkdownSection instances, got a str"):
         Prompt(name="p", sections=["## Intro"])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(
+    ("value", "given"),
+    [("Hello", "a str"), (None, "None"), (3, "an int"), ({"a": 1}, "a dict")],
+)
+def test_sections_that_are_not_a_list_say_what_was_given(value: Any, given: str) -> None:
+    # a str used to be read as its characters: "got 'H'"
+    with pytest.raises(PromptValidationError) as caught:
+        Prompt(name="p", sections=value)
+    assert str(caught.value) == f"sections must be a list of MarkdownSection, got {given}"
+
+
+def test_one_section_where_a_list_belongs_is_named() -> None:
+    with pytest.raises(
+        PromptValidationError, match="list of MarkdownSection, got a MarkdownSection"
+    ):
+        Prompt(name="p", sections=section("a"))  # type: ignore[arg-type]
+    with pytest.raises(PromptValidationError, match="children must be a list of MarkdownSection"):
+        section("a", children=section("b"))  # type: ignore[arg-type]
+
+
+def test_a_str_where_a_section_expects_a_list_is_named() -> None:
+    with pytest.raises(PromptValidationError) as caught:
+        section("a", tools="search")  # type: ignore[arg-type]
+    assert caught.value.message == "tools must be a list of Tool, got a str"
+    assert caught.value.section_path == ("a",)
+    with pytest.raises(
+        PromptValidationError, match="children must be a list of MarkdownSection, got a str"
+    ):
+        section("a", children="b")  # type: ignore[arg-type]
+
+
+def test_sections_may_come_from_any_iterable() -> None:
+    prompt = Prompt(name="p", sections=(section(key) for key in ("a", "b")))
+    assert [s.key for s in prompt.sections] == ["a", "b"]
+
+
+@pytest.mark.parametrize("field", ["title", "template", "summary"])
+@pytest.mark.parametrize("value", [None, 3, b"bytes", ["x"]])
+def test_section_texts_must_be_strings(field: str, value: Any) -> None:
+    if field == "summary" and value is None:
+        return  # no summary: a valid section
+    arguments: dict[str, Any] = {"key": "a", "title": "A", "template": "t", field: value}
+    with pytest.raises(PromptValidationError, match=f"section {field} must be a string, got"):
+        MarkdownSection(**arguments)
 
 
 # --- binding

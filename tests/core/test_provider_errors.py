@@ -17,9 +17,20 @@ import pytest
 from tests.helpers.adapters import KEY, NO_RETRY
 from tests.helpers.prompts import HELLO
 from wink import RetryPolicy, Session, WinkError, create_adapter
-from wink.core.errors import PromptEvaluationError, ThrottleError
-from wink.core.provider_errors import (
+from wink.core.foundation.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ContentFilteredError,
+    ContextWindowExceededError,
+    NotFoundError,
+    PermissionDeniedError,
+    PromptEvaluationError,
+    ThrottleError,
+)
+from wink.core.transport.errors import (
+    StatusFacts,
     connection_error,
+    error_from_facts,
     error_from_status,
     redact_exception_chain,
     redact_secrets,
@@ -66,9 +77,78 @@ def test_throttle_statuses_keep_no_secret(status: int, kind: str) -> None:
 
 def test_a_client_error_is_a_request_error_without_the_key() -> None:
     error = error_from_status(401, f"bad key {KEY}", prompt_name="p", body=None, secrets=(KEY,))
-    assert type(error) is PromptEvaluationError
-    assert error.phase == "request"
+    assert type(error) is AuthenticationError
+    assert (error.phase, error.status_code) == ("request", 401)
     assert KEY not in str(error) + repr(error.provider_payload)
+
+
+# --- what each answer means: decided here, once, from the facts an adapter read
+
+
+@pytest.mark.parametrize(
+    ("facts", "expected"),
+    [
+        (StatusFacts(400, "bad"), BadRequestError),
+        (StatusFacts(422, "bad"), BadRequestError),
+        (StatusFacts(409, "conflict"), BadRequestError),
+        (StatusFacts(413, "too large"), BadRequestError),
+        (StatusFacts(401, "who?"), AuthenticationError),
+        (StatusFacts(400, "key?", authentication_failed=True), AuthenticationError),
+        (StatusFacts(403, "no"), PermissionDeniedError),
+        (StatusFacts(404, "nope"), NotFoundError),
+        (StatusFacts(400, "long", context_window_exceeded=True), ContextWindowExceededError),
+        (StatusFacts(400, "blocked", content_filtered=True), ContentFilteredError),
+        (StatusFacts(304, "odd"), PromptEvaluationError),
+    ],
+)
+def test_a_rejected_request_gets_the_class_that_says_what_to_fix(
+    facts: StatusFacts, expected: type[PromptEvaluationError]
+) -> None:
+    error = error_from_facts(facts, prompt_name="p")
+    assert type(error) is expected
+    assert (error.phase, error.status_code) == ("request", facts.status)
+    assert error.provider_payload == {"status_code": facts.status}
+
+
+@pytest.mark.parametrize(
+    ("facts", "kind", "retry_safe"),
+    [
+        (StatusFacts(429, "slow"), "rate_limit", True),
+        (StatusFacts(429, "gone", quota_exhausted=True), "quota_exhausted", False),
+        (StatusFacts(400, "no credit", quota_exhausted=True), "quota_exhausted", False),
+        (StatusFacts(402, "payment required"), "quota_exhausted", False),
+        (StatusFacts(529, "busy"), "overloaded", True),
+        (StatusFacts(500, "long?", context_window_exceeded=True), "overloaded", True),
+        (StatusFacts(408, "slow"), "timeout", True),
+    ],
+)
+def test_throttles_come_before_what_the_words_say(
+    facts: StatusFacts, kind: str, retry_safe: bool
+) -> None:
+    error = error_from_facts(facts, prompt_name="p")
+    assert isinstance(error, ThrottleError)
+    assert (error.details.kind, error.details.retry_safe) == (kind, retry_safe)
+    assert error.status_code == error.details.status_code == facts.status
+
+
+def test_a_404_names_the_model_asked_for() -> None:
+    error = error_from_facts(StatusFacts(404, "no such model"), prompt_name="p", model="gpt-4.2")
+    assert isinstance(error, NotFoundError)
+    assert error.model == "gpt-4.2"
+    assert "is the model name 'gpt-4.2' right?" in str(error)
+    unnamed = error_from_facts(StatusFacts(404, "no such model"), prompt_name="p")
+    assert isinstance(unnamed, NotFoundError)
+    assert unnamed.model is None
+    assert "a model the provider does not know" in str(unnamed)
+
+
+def test_a_new_class_still_reads_as_before_for_existing_handlers() -> None:
+    """`except PromptEvaluationError` and `.phase` keep working for every new class."""
+    for facts in (StatusFacts(400, "x"), StatusFacts(404, "x"), StatusFacts(401, "x")):
+        error = error_from_facts(facts, prompt_name="p")
+        assert isinstance(error, PromptEvaluationError)
+        assert not isinstance(error, ThrottleError)
+        assert str(error).startswith(f"request failed for prompt 'p': HTTP {facts.status}: x")
 
 
 # --- retry_after from a status answer
@@ -285,7 +365,8 @@ def test_connection_failures_other_than_a_missing_name_stay_retry_safe() -> None
     ):
         error = connection_error("p", _chained(OSError("Connection error."), transport))
         assert isinstance(error, ThrottleError), transport
-        assert (error.details.kind, error.details.retry_safe) == ("timeout", True)
+        assert (error.details.kind, error.details.retry_safe) == ("connection", True)
+        assert error.status_code is None  # no answer came
 
 
 def test_a_missing_name_deep_in_the_context_chain_is_found_without_a_request() -> None:

@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from wink.core.errors import (
+from wink.core.foundation.errors import (
     CircularDependencyError,
     DuplicateBindingError,
     ProviderError,
@@ -22,7 +21,7 @@ from wink.core.errors import (
     UnboundResourceError,
     WinkError,
 )
-from wink.core.resources import ResourceBinding, ResourceRegistry, ResourceScope
+from wink.core.prompting.resources import ResourceBinding, ResourceRegistry, ResourceScope
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""The retry policy (`wink.core.retry`): its arguments, its backoff, and `call`, which
+"""The retry policy (`wink.core.throttling.retry`): its arguments, its backoff, and `call`, which
 retries retry-safe throttles. Nothing sleeps for real: `call` gets a recording `sleep`."""
 
 from __future__ import annotations
@@ -13,14 +13,17 @@ from typing import Any
 import pytest
 
 from tests.helpers.throttling import FakeDeadline, make_state, throttled
-from wink.core.errors import ThrottleDetails, ThrottleError
-from wink.core.provider_errors import error_from_status
-from wink.core.retry import RetryPolicy, with_attempts
+from wink.core.foundation.errors import ThrottleDetails, ThrottleError
+from wink.core.throttling.retry import RetryPolicy, with_attempts
+from wink.core.transport.errors import error_from_status
 
 
 def test_importing_the_policy_loads_no_tenacity() -> None:
     """tenacity is loaded on the first retry, not by importing the retry policy."""
-    code = "import sys, wink.core.retry, wink.core.pacing; print('tenacity' in sys.modules)"
+    code = (
+        "import sys, wink.core.throttling.retry, wink.core.throttling.pacing\n"
+        "print('tenacity' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -1,4 +1,4 @@
-"""The tenacity strategies the retry policy is built from (`wink.core.retry_strategies`),
+"""The tenacity strategies the retry policy is built from (`wink.core.throttling.retry_strategies`),
 each on a hand-built `RetryCallState`."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from tenacity.stop import stop_after_attempt
 from tenacity.wait import wait_combine, wait_fixed
 
 from tests.helpers.throttling import FakeDeadline, make_state, throttled
-from wink.core.retry import RetryPolicy
-from wink.core.retry_strategies import (
+from wink.core.throttling.retry import RetryPolicy
+from wink.core.throttling.retry_strategies import (
     RetryIfRetrySafe,
     StopBeforeDeadline,
     StopOnLongRetryAfter,

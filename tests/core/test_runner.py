@@ -1,4 +1,4 @@
-"""The runner (`wink.core.runner`): one provider request under the adapter's pacing and
+"""The runner (`wink.core.transport.runner`): one provider request under the adapter's pacing and
 the deadline, a translator's stray exception turned into the contract, and what the
 answer says about the provider's limits fed back to the pacer.
 
@@ -13,7 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import cast
+from typing import Any
 
 import pytest
 
@@ -29,10 +29,9 @@ from wink import (
     ThrottleError,
     create_adapter,
 )
-from wink.core.messages import ModelRequest, ModelResponse, RateLimitInfo, UserMessage
-from wink.core.pacing import RequestPacer
-from wink.core.runner import OnOpen, Runner
-from wink.core.stream_events import EventSink
+from wink.core.foundation.messages import ModelRequest, ModelResponse, RateLimitInfo, UserMessage
+from wink.core.throttling.pacing import RequestPacer
+from wink.core.transport.runner import OnOpen, Runner
 from wink.testing import Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter
 
@@ -55,23 +54,54 @@ def answering(outcome: ModelResponse | BaseException, calls: list[ModelRequest])
     return exchange
 
 
-StreamExchange = Callable[[ModelRequest, EventSink, OnOpen], Awaitable[ModelResponse]]
+Streamed = Callable[[ModelRequest, OnOpen], Awaitable[ModelResponse]]
+
+
+class StandIn:
+    """An exchange that answers through `exchange`, or streams through `streamed`."""
+
+    def __init__(self, exchange: Exchange, streamed: Streamed | None = None) -> None:
+        self.exchange = exchange
+        self.streamed = streamed
+
+    async def request(self, request: ModelRequest, transport: object) -> ModelResponse:
+        return await self.exchange(request)
+
+    async def stream(
+        self, request: ModelRequest, transport: object, sink: object, opened: OnOpen
+    ) -> ModelResponse:
+        assert self.streamed is not None, "this test does not stream"
+        return await self.streamed(request, opened)
 
 
 def runner(
     exchange: Exchange,
     pacer: RequestPacer | None = None,
     policy: RetryPolicy | None = None,
-    stream_exchange: StreamExchange | None = None,
+    streamed: Streamed | None = None,
 ) -> Runner:
     return Runner(
         "test:model",
-        exchange,
+        StandIn(exchange, streamed),
+        lambda sent: NO_TRANSPORT,
+        system="test",
         pacer=pacer or RequestPacer(),
         retry_policy=policy or RetryPolicy(),
         secrets=(KEY,),
-        stream_exchange=stream_exchange,
     )
+
+
+class NoTransport:
+    """The stand-in exchanges send nothing: a transport they never use."""
+
+    async def post(self, wire: object, time_limit: float) -> object:
+        raise AssertionError("unused")
+
+    async def open_stream(self, wire: object, time_limit: float) -> object:
+        raise AssertionError("unused")
+
+
+NO_TRANSPORT: Any = NoTransport()
 
 
 # --- the runner alone
@@ -163,15 +193,15 @@ async def test_a_stream_is_reported_to_the_pacer_at_its_head_and_only_then() -> 
     body_may_end = asyncio.Event()
     opened_streams = 0
 
-    async def stream_exchange(sent: ModelRequest, sink: EventSink, opened: OnOpen) -> ModelResponse:
+    async def streamed(sent: ModelRequest, opened: OnOpen) -> ModelResponse:
         nonlocal opened_streams
         await opened(None)  # the response head
         opened_streams += 1
         await body_may_end.wait()  # the body
         return ModelResponse(text="ok")
 
-    streaming = runner(answering(ModelResponse(text="ok"), []), pacer, None, stream_exchange)
-    sink = cast(EventSink, None)  # the stand-in exchange sends no events
+    streaming = runner(answering(ModelResponse(text="ok"), []), pacer, None, streamed)
+    sink: Any = None  # the stand-in exchange sends no events
     tasks = [asyncio.create_task(streaming.stream(request(), sink)) for _ in range(2)]
     await settle()
     assert opened_streams == 2  # both open while the first body is still streaming

@@ -1,5 +1,6 @@
-"""The sync/async bridge (`wink.core.runtime`): which task may block, nothing left open
-per thread or loop, clean tracebacks; through real adapters and SDKs where it matters.
+"""The sync/async bridge (`wink.core.foundation.runtime`): a private loop per sync call,
+nothing left open per thread or loop, clean tracebacks; through real adapters and SDKs
+where it matters.
 The client pool and the runner have test_clients.py and test_runner.py."""
 
 from __future__ import annotations
@@ -27,27 +28,59 @@ from wink import (
     ToolContext,
     ToolResult,
 )
-from wink.core.runtime import in_sync_call, run_in_thread, run_sync
+from wink.core.foundation.runtime import run_in_thread, run_sync
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, final
 
-# --- which task may block
+# --- a private loop per sync call
 
 
-def test_only_the_task_of_a_sync_call_may_block() -> None:
-    async def probe() -> tuple[bool, list[bool]]:
-        children = await asyncio.gather(*(asyncio.to_thread(in_sync_call) for _ in range(2)))
-        spawned = await asyncio.gather(*(_in_task() for _ in range(3)))
-        return in_sync_call(), [*children, *spawned]
+def test_each_sync_call_runs_on_a_private_loop_closed_when_it_returns() -> None:
+    loops: list[asyncio.AbstractEventLoop] = []
 
-    main, others = run_sync(probe())
-    assert main is True
-    assert others == [False] * 5  # no permission leaks into tasks or threads it starts
-    assert in_sync_call() is False
+    async def probe() -> None:
+        loops.append(asyncio.get_running_loop())
+
+    run_sync(probe())
+    run_sync(probe())
+    first, second = loops
+    assert first is not second
+    assert first.is_closed()
+    assert second.is_closed()
 
 
-async def _in_task() -> bool:
-    return in_sync_call()
+def test_what_a_sync_call_leaves_running_is_cancelled() -> None:
+    cancelled = threading.Event()
+
+    async def linger() -> None:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    async def main() -> str:
+        asyncio.get_running_loop().create_task(linger())
+        await asyncio.sleep(0)
+        return "done"
+
+    assert run_sync(main()) == "done"
+    assert cancelled.is_set()
+
+
+def test_an_interrupted_sync_call_is_cancelled_and_cleaned_up() -> None:
+    cleaned = threading.Event()
+
+    async def interrupted() -> None:
+        try:
+            await asyncio.sleep(0)
+            raise KeyboardInterrupt
+        finally:
+            cleaned.set()
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sync(interrupted())
+    assert cleaned.is_set()
 
 
 @dataclass(frozen=True)
@@ -58,14 +91,16 @@ class Fan:
 def test_sub_evaluations_gathered_in_a_tool_run_concurrently_under_evaluate(
     ok_emulator: ProviderEmulator,
 ) -> None:
-    """An async tool that gathers evaluations gets async clients, so they overlap."""
+    """An async tool that gathers evaluations gets an async client on the private loop,
+    so they overlap; it is closed with the loop."""
     adapter = make_adapter("openai", ok_emulator)
-    inner_flags: list[bool] = []
+    clients: list[object] = []
 
     async def fan_out(params: Fan, *, context: ToolContext) -> ToolResult[str]:
         async def one() -> str | None:
-            inner_flags.append(in_sync_call())
-            return (await adapter.evaluate_async(HELLO, session=Session())).text
+            response = await adapter.evaluate_async(HELLO, session=Session())
+            clients.append(adapter._clients.held(sync=False))
+            return response.text
 
         answers = await asyncio.gather(*(one() for _ in range(params.count)))
         return ToolResult.ok(",".join(a or "" for a in answers))
@@ -89,7 +124,9 @@ def test_sub_evaluations_gathered_in_a_tool_run_concurrently_under_evaluate(
         ],
     )
     assert adapter.evaluate(prompt, session=Session()).text == "done"
-    assert inner_flags == [False] * 4
+    assert len({id(client) for client in clients}) == 1  # one async client, shared
+    assert clients[0] is not adapter._clients.held(sync=True)
+    assert adapter._clients.open_clients == 1  # the async one closed with its loop
     adapter.close()
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from wink import Session, SnapshotRestoreError, ToolInvoked, ToolResult
-from wink.core.errors import RestoreFailedError
+from wink.core.foundation.errors import RestoreFailedError
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from wink.core.sse import SSEDecoder
+from wink.core.transport.sse import SSEDecoder
 
 BODY = (
     "event: message_start\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from wink.core.runtime import SteppedLoop, in_sync_call
+from wink.core.foundation.runtime import SteppedLoop
 
 
 async def forever(started: threading.Event) -> None:
@@ -13,30 +13,41 @@ async def forever(started: threading.Event) -> None:
     await asyncio.sleep(3600)
 
 
-def test_close_cancels_what_is_left_and_keeps_the_loop_for_the_next_stream() -> None:
-    first = SteppedLoop()
-    started = threading.Event()
-    task = first.start(forever(started))
-    first.run_until(asyncio.ensure_future(asyncio.sleep(0), loop=first.loop))
-    assert started.is_set()
-    first.close()
-    assert task.cancelled()
-    second = SteppedLoop()
-    assert second.loop is first.loop  # an idle loop is reused: no new selector per stream
-    assert not second.loop.is_closed()
-    assert asyncio.all_tasks(second.loop) == set()
-    second.close()
-    first.close()  # idempotent: the loop, now someone else's, is left alone
-
-
-def test_its_task_may_block_like_evaluate() -> None:
-    async def probe() -> bool:
-        return in_sync_call()
-
+def test_the_loop_runs_only_while_a_step_waits() -> None:
     stepped = SteppedLoop()
-    task = stepped.start(probe())
-    stepped.run_until(task)
-    assert task.result() is True
+    ticks: list[int] = []
+
+    async def count() -> None:
+        while True:
+            ticks.append(len(ticks))
+            await asyncio.sleep(0)
+
+    stepped.start(count())
+    stepped.run_until(asyncio.sleep(0))
+    seen = len(ticks)
+    assert seen >= 1
+    assert len(ticks) == seen  # between steps nothing runs
+    stepped.close()
+
+
+def test_close_cancels_what_is_left_and_closes_the_loop() -> None:
+    stepped = SteppedLoop()
+    started = threading.Event()
+    task = stepped.start(forever(started))
+    stepped.run_until(asyncio.sleep(0))
+    assert started.is_set()
+    stepped.close()
+    assert task.cancelled()
+    stepped.close()  # idempotent
+
+
+def test_a_step_returns_the_awaited_value() -> None:
+    stepped = SteppedLoop()
+
+    async def answer() -> int:
+        return 42
+
+    assert stepped.run_until(answer()) == 42
     stepped.close()
 
 

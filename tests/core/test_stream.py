@@ -36,7 +36,7 @@ from wink import (
     UsageReported,
     WinkError,
 )
-from wink.core.messages import Usage
+from wink.core.foundation.messages import Usage
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
 
 

@@ -4,6 +4,7 @@ the SDK's in-memory exporter against real adapters on the emulator."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.adapters import MODELS, PROVIDERS, make_adapter
 from wink import (
     ConfigurationError,
     FallbackAdapter,
@@ -163,6 +165,39 @@ def test_a_tool_loop_is_one_evaluation_span_with_requests_and_tools_inside(
     assert {span.parent.span_id for span in lookups} == {span.context.span_id for span in tools}
 
 
+# The shape of each provider's response ids, as the emulator makes them.
+RESPONSE_IDS = {
+    "openai": r"chatcmpl-\w+",
+    "openai-responses": r"resp_\w+",
+    "anthropic": r"msg_01\w+",
+    "google": r"\w{23}",
+}
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["evaluated", "streamed"])
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_every_chat_span_names_the_response_and_its_model(
+    traced: Traced, emulator: ProviderEmulator, provider: str, streamed: bool
+) -> None:
+    emulator.set_script([TOOL_ROUND, Turn.text("Sunny in Paris.")])
+    adapter = make_adapter(provider, emulator, tracer_provider=traced.provider)
+    if streamed:
+        with adapter.stream(PROMPT, session=Session()) as stream:
+            for _ in stream:
+                pass
+    else:
+        adapter.evaluate(PROMPT, session=Session())
+
+    chats = traced.spans("chat ")
+    assert len(chats) == 2
+    ids = [span.attributes.get("gen_ai.response.id") for span in chats]
+    assert all(re.fullmatch(RESPONSE_IDS[provider], str(id_)) for id_ in ids), ids
+    assert ids[0] != ids[1]  # each request's own response
+    assert [span.attributes.get("gen_ai.response.model") for span in chats] == [
+        MODELS[provider]
+    ] * 2
+
+
 def test_each_retry_is_its_own_attempt_span_with_the_wait_asked(
     traced: Traced, emulator: ProviderEmulator
 ) -> None:
@@ -212,16 +247,42 @@ def test_a_fallback_switch_is_an_event_and_each_provider_has_its_spans(
     assert root.attributes["wink.adapter"] == "google:gemini-2.5-flash"
 
 
+@dataclass(frozen=True)
+class Forecast:
+    city: str
+    degrees: int
+
+
+def test_a_rejected_structured_answer_is_an_event(
+    traced: Traced, emulator: ProviderEmulator
+) -> None:
+    emulator.set_script(
+        [Turn.text('{"city": "Paris"}'), Turn.json({"city": "Paris", "degrees": 21})]
+    )
+    prompt = Prompt(name="forecast", sections=PROMPT.sections, output_type=Forecast)
+    anthropic(emulator, traced).evaluate(prompt, session=Session())
+    (event,) = traced.root().events
+    assert event.name == "wink.output.rejected"
+    assert dict(event.attributes) == {
+        "wink.adapter": "anthropic:claude-sonnet-4-6",
+        "wink.output.via": "text",
+        "wink.attempt": 1,
+        "wink.output.problems": "degrees: Field required",
+    }
+
+
 def test_a_failed_evaluation_is_an_error_span(traced: Traced, emulator: ProviderEmulator) -> None:
     emulator.set_script([Fault.bad_request("messages: Field required")])
     with pytest.raises(PromptEvaluationError):
         anthropic(emulator, traced).evaluate(PROMPT, session=Session())
     root = traced.root()
     assert root.status.status_code.name == "ERROR"
-    assert root.attributes["error.type"] == "PromptEvaluationError"
+    assert root.attributes["error.type"] == "BadRequestError"
     assert root.attributes["wink.phase"] == "request"
     (chat,) = traced.spans("chat ")
     assert "Field required" in chat.status.description
+    assert chat.attributes["error.type"] == "BadRequestError"
+    assert chat.attributes["http.response.status_code"] == 400  # not only a throttle's
     assert "sk-ant-test" not in json.dumps([dict(s.attributes) for s in traced.spans()])
 
 
@@ -317,3 +378,14 @@ def test_the_global_tracer_provider_is_used_once_the_application_sets_one() -> N
         print(sorted(span.name for span in exporter.get_finished_spans()))
     """
     assert _run_python(code) == "['chat test', 'invoke_agent p']"
+
+
+def test_an_sdk_importing_opentelemetry_turns_no_tracing_on() -> None:
+    """The anthropic SDK imports OpenTelemetry itself; with no provider set, wink makes no
+    spans (they would record nothing, at a cost on every evaluation)."""
+    code = """
+        import opentelemetry.trace
+        from wink.core.telemetry.spans import telemetry_for
+        print(telemetry_for(None))
+    """
+    assert _run_python(code) == "None"

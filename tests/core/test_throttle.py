@@ -1,4 +1,4 @@
-"""Reading what providers say about their limits (`wink.core.throttle`): durations,
+"""Reading what providers say about their limits (`wink.core.throttling.headers`): durations,
 `retry-after` and rate-limit headers."""
 
 from __future__ import annotations
@@ -9,17 +9,18 @@ import httpx
 import pytest
 
 from tests.helpers.wire import load_recording
-from wink.adapters.anthropic import RATE_LIMIT_HEADERS as ANTHROPIC
-from wink.adapters.openai import RATE_LIMIT_HEADERS as OPENAI
-from wink.core import errors, throttle
-from wink.core.messages import RateLimitInfo
-from wink.core.throttle import (
+from wink.core.foundation import errors
+from wink.core.foundation.messages import RateLimitInfo
+from wink.core.throttling import headers as throttle
+from wink.core.throttling.headers import (
     NO_RATE_LIMIT_HEADERS,
     RateLimitHeaders,
     parse_duration,
     rate_limit_info_from_headers,
     retry_after_from_headers,
 )
+from wink.providers.anthropic.messages import RATE_LIMIT_HEADERS as ANTHROPIC
+from wink.providers.openai.client import RATE_LIMIT_HEADERS as OPENAI
 
 # --- the public surface
 

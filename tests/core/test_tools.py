@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from wink import PromptValidationError, Session, Tool, ToolContext, ToolResult
-from wink.core.executor import ToolExecutor
-from wink.core.messages import ToolCall
-from wink.core.resources import ResourceRegistry
+from wink.core.agent.executor import ToolExecutor
+from wink.core.foundation.messages import ToolCall
+from wink.core.prompting.resources import ResourceRegistry
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,9 @@ def test_params_type_must_match_the_annotation() -> None:
 
 def test_params_type_must_be_a_dataclass() -> None:
     handler, _ = make_handler()
-    with pytest.raises(PromptValidationError, match="params_type must be a dataclass, got"):
+    with pytest.raises(
+        PromptValidationError, match="params_type must be a dataclass or a pydantic BaseModel, got"
+    ):
         Tool(name="t", description="d", handler=handler, params_type=dict)
 
 

@@ -22,8 +22,8 @@ from tests.helpers.pace_scenarios import (
     scenarios,
 )
 from wink import RedisLimiter
-from wink.core.pace_store import MemoryStore, PaceChange
-from wink.redis_limiter import RedisStore
+from wink.core.throttling.pace_store import MemoryStore, PaceChange
+from wink.core.throttling.redis import RedisStore
 from wink.testing.redis_server import RedisServer
 
 

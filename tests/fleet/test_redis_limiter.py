@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import math
 import subprocess
 import sys
 import time
@@ -14,11 +15,19 @@ from collections.abc import Iterator
 
 import pytest
 
-from wink import MarkdownSection, Prompt, RedisLimiter, RetryPolicy, Session, create_adapter
+from wink import (
+    ConfigurationError,
+    MarkdownSection,
+    Prompt,
+    RedisLimiter,
+    RetryPolicy,
+    Session,
+    create_adapter,
+)
 from wink.adapters.base import ProviderAdapter
-from wink.core.pace_store import PaceChange
-from wink.core.pacing import Permit
-from wink.redis_limiter import RedisStore
+from wink.core.throttling.pace_store import PaceChange
+from wink.core.throttling.pacing import Permit
+from wink.core.throttling.redis import RedisStore
 from wink.testing import Fault, ProviderEmulator, RateLimit, Turn
 from wink.testing.redis_server import RedisServer
 
@@ -68,19 +77,39 @@ def test_without_redis_py_the_error_names_the_extra() -> None:
 
 
 @pytest.mark.parametrize(
-    ("url", "options", "complaint"),
+    ("url", "options", "option"),
     [
-        ("http://localhost", {"namespace": "n"}, "redis://"),
+        ("http://x", {"namespace": "a"}, "url"),
         ("redis://localhost", {"namespace": ""}, "namespace"),
+        ("redis://localhost", {"namespace": None}, "namespace"),
+        ("redis://localhost", {"namespace": "n", "timeout": -1}, "timeout"),
         ("redis://localhost", {"namespace": "n", "timeout": 0}, "timeout"),
-        ("redis://localhost", {"namespace": "n", "refresh": -1}, "refresh"),
+        ("redis://localhost", {"namespace": "n", "refresh": math.nan}, "refresh"),
+        ("redis://localhost", {"namespace": "n", "retry_every": "1"}, "retry_every"),
+        ("redis://localhost", {"namespace": "n", "prefix": ""}, "prefix"),
     ],
 )
-def test_bad_arguments_are_value_errors(
-    url: str, options: dict[str, object], complaint: str
+def test_bad_arguments_are_configuration_errors(
+    url: str, options: dict[str, object], option: str
 ) -> None:
-    with pytest.raises(ValueError, match=complaint):
+    with pytest.raises(ConfigurationError, match=rf"RedisLimiter\({option}=") as info:
         RedisLimiter(url, **options)  # type: ignore[arg-type]
+    assert info.value.option == option
+    assert isinstance(info.value, ValueError)  # what `except ValueError` caught before
+
+
+def test_a_url_that_is_not_redis_says_which_schemes_it_takes() -> None:
+    with pytest.raises(ConfigurationError) as info:
+        RedisLimiter("http://:s3cret-pw@x", namespace="a")
+    assert "redis://, rediss:// or unix://" in str(info.value)
+    assert "s3cret-pw" not in str(info.value)
+
+
+@pytest.mark.parametrize("key", ["", None, 3])
+def test_a_pacer_key_is_a_non_empty_string(key: object) -> None:
+    limiter = RedisLimiter("redis://localhost", namespace="n")
+    with pytest.raises(ConfigurationError, match="a limiter key is a non-empty string"):
+        limiter.pacer(key)  # type: ignore[arg-type]
 
 
 async def test_the_password_never_shows(

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
-from wink.core.pace_store import MemoryStore, PaceChange, PaceState
-from wink.redis_limiter import RedisLimiter, RedisStore
+from wink.core.throttling.pace_store import MemoryStore, PaceChange, PaceState
+from wink.core.throttling.redis import RedisLimiter, RedisStore
 
 
 class SlowRedis:

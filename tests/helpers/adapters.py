@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from wink import RetryPolicy, create_adapter
 from wink.adapters.base import ProviderAdapter
-from wink.testing import ProviderEmulator
+from wink.testing import EmulatedRequest, ProviderEmulator, Turn
 
 KEY = "sk-test-THIS-KEY-MUST-NEVER-LEAK-0123456789"
 """An API key shaped like a real one, so redaction has to find it."""
@@ -47,3 +48,16 @@ def callers_client(provider: str, emu: ProviderEmulator, *, asynchronous: bool =
     }
     kind = kinds[provider][asynchronous]
     return kind(api_key=KEY, base_url=emu.base_url(provider))
+
+
+class Recorder:
+    """An emulator script that serves queued turns and keeps the emulator's view of each
+    request (`seen`: its tool results and tool names in neutral form)."""
+
+    def __init__(self, *turns: Turn) -> None:
+        self.turns = deque(turns)
+        self.seen: list[EmulatedRequest] = []
+
+    def __call__(self, request: EmulatedRequest) -> Turn | None:
+        self.seen.append(request)
+        return self.turns.popleft() if self.turns else None

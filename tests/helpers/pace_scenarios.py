@@ -1,5 +1,6 @@
-"""Scenarios for the pace stores (`wink.core.pace_store`): random sequences of steps, played
-on a fake clock against any store, and the invariants every store's trace must keep.
+"""Scenarios for the pace stores (`wink.core.throttling.pace_store`): random sequences of
+steps, played on a fake clock against any store, and the invariants every store's trace
+must keep.
 
 The same scenario played on `MemoryStore` and on `RedisStore` must give the same trace.
 Times and numbers are multiples of 1/1024 (and factors powers of two or 1.25), so every
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-from wink.core.pace_store import PaceChange, PaceState, PaceStore
+from wink.core.throttling.pace_store import PaceChange, PaceState, PaceStore
 
 TICK = 1 / 1024
 

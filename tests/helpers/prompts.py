@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wink import MarkdownSection, Prompt, Tool, ToolContext, ToolResult
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     AssistantMessage,
     Message,
     SystemMessage,

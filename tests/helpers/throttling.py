@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from tenacity import AsyncRetrying, RetryCallState
 
-from wink.core.errors import ThrottleDetails, ThrottleError, ThrottleKind
-from wink.core.pacing import Permit, RequestPacer
-from wink.core.retry import RetryPolicy
+from wink.core.foundation.errors import ThrottleDetails, ThrottleError, ThrottleKind
+from wink.core.throttling.pacing import Permit, RequestPacer
+from wink.core.throttling.retry import RetryPolicy
 
 
 def throttled(

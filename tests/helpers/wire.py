@@ -10,7 +10,7 @@ from typing import Any
 
 from wink import PromptEvaluationError, ThrottleError, WinkError, create_adapter
 from wink.adapters.base import ProviderAdapter
-from wink.core.messages import (
+from wink.core.foundation.messages import (
     AssistantMessage,
     Message,
     ModelRequest,
@@ -19,7 +19,7 @@ from wink.core.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from wink.core.runtime import run_sync
+from wink.core.foundation.runtime import run_sync
 from wink.testing import Fault, ProviderEmulator, Turn
 
 from .adapters import KEY, MODELS, NO_RETRY
@@ -54,7 +54,8 @@ def send_once(
 
     async def once() -> Outcome:
         try:
-            return await adapter._runner.request(ModelRequest("recorded", messages))
+            client = adapter.model_client(blocking=sync)
+            return await client.request(ModelRequest("recorded", messages))
         except WinkError as error:
             return error
         finally:

@@ -12,9 +12,11 @@ import httpx
 import openai
 import pytest
 
+from wink import InvalidArgumentError
 from wink.testing import (
     EmulatedRequest,
     EmulatedToolCall,
+    EmulatorInternalError,
     Fault,
     ProviderEmulator,
     RecordedRequest,
@@ -236,7 +238,9 @@ def test_script_callable_sees_a_neutral_request(emu: ProviderEmulator) -> None:
     assert request.headers["content-type"] == "application/json"
 
 
-def test_queue_goes_before_the_callable_and_exceptions_become_500(emu: ProviderEmulator) -> None:
+def test_queue_goes_before_the_callable_whose_exception_is_an_internal_error(
+    emu: ProviderEmulator,
+) -> None:
     def script(request: EmulatedRequest) -> Turn:
         raise RuntimeError("boom")
 
@@ -244,8 +248,12 @@ def test_queue_goes_before_the_callable_and_exceptions_become_500(emu: ProviderE
     emu.enqueue(Turn.text("queued"))
     assert text_of(post(emu, CHAT)) == "queued"
     failed = post(emu, CHAT)
-    assert failed.status_code == 500
+    assert failed.status_code == 418  # a script bug is no provider fault: nothing retries it
+    assert failed.headers["x-wink-emulator-error"] == "script"
+    assert "script callable failed on request #2" in failed.json()["error"]["message"]
     assert "RuntimeError('boom')" in failed.json()["error"]["message"]
+    with pytest.raises(EmulatorInternalError, match="boom"):
+        emu.check()
 
 
 OPENAI_HISTORY = [
@@ -435,5 +443,9 @@ def test_invalid_fault_arguments(invalid: Callable[[], Fault]) -> None:
 
 
 def test_script_items_are_checked() -> None:
-    with pytest.raises(TypeError, match="Turn and Fault"):
+    with pytest.raises(InvalidArgumentError, match="Turn and Fault"):
         ProviderEmulator(["It is sunny."])  # type: ignore[list-item]
+    with pytest.raises(InvalidArgumentError, match=r"a list of Turn and Fault .*, got a str"):
+        ProviderEmulator("It is sunny.")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="got a Turn"):
+        ProviderEmulator(Turn.text("It is sunny."))  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from wink.core.throttle import parse_duration
+from wink.core.throttling.headers import parse_duration
 from wink.testing import Fault, ProviderEmulator, RateLimit, Turn
 from wink.testing.ratelimit import TokenBucket
 

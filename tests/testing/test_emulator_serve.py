@@ -32,3 +32,39 @@ def test_serve_prints_urls_answers_and_stops_on_sigint() -> None:
         process.wait()
         if process.stdout is not None:
             process.stdout.close()
+
+
+def test_serve_prints_an_internal_error_as_it_happens() -> None:
+    """The standalone server has no test to fail: it tells its stderr."""
+    code = (
+        "from wink.testing import serve\n"
+        "from wink.testing.wire import WIRES\n"
+        "def bug(*args, **kwargs):\n"
+        "    raise KeyError('input')\n"
+        "WIRES['anthropic'].render_turn = bug  # an emulator bug, planted\n"
+        "serve(0)\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-u", "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        match = re.search(r"http://127\.0\.0\.1:(\d+)", process.stdout.readline())
+        assert match is not None
+        body = {"model": "claude-x", "max_tokens": 5, "messages": []}
+        reply = httpx.post(f"{match.group(0)}/v1/messages", json=body, timeout=5)
+        assert reply.status_code == 418
+        assert process.stderr.readline().startswith(
+            "wink emulator internal error: KeyError('input') while answering request #1 "
+            "(POST /v1/messages)."
+        )
+    finally:
+        process.kill()
+        process.wait()
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()

@@ -10,8 +10,10 @@ import httpx2
 import openai
 import pytest
 from google import genai
+from google.genai import types
 
-from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
+from wink import ConfigurationError, InvalidArgumentError
+from wink.testing import EmulatedThinking, EmulatedToolCall, Fault, ProviderEmulator, Turn
 
 MESSAGES: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
 TEXT = "Sunny in Paris, «21 °C» 🌤, light wind."
@@ -200,14 +202,18 @@ def test_a_delay_between_events_keeps_the_connection_busy(emu: ProviderEmulator)
 
 
 def test_streaming_settings_are_checked() -> None:
-    with pytest.raises(ValueError, match="chunk_size"):
+    with pytest.raises(ConfigurationError, match=r"stream_chunk_size .* takes an int >= 1"):
         ProviderEmulator(stream_chunk_size=0)
-    with pytest.raises(ValueError, match="negative"):
+    with pytest.raises(ConfigurationError, match=r"stream_chunk_delay .* takes a number >= 0"):
         ProviderEmulator(stream_chunk_delay=-1)
-    with pytest.raises(ValueError, match="negative"):
+    with pytest.raises(
+        ConfigurationError, match=r"Fault.stream_reset\(after=...\) takes an int >= 0"
+    ):
         Fault.stream_reset(after=-1)
-    with pytest.raises(ValueError, match="at least 1 byte"):
+    with pytest.raises(ConfigurationError, match=r"Fault.http\(chunks=...\) takes an int >= 1"):
         Fault.http(200, b"x", chunks=[0])
+    with pytest.raises(InvalidArgumentError, match=r"Fault.http\(chunks=...\) takes a list"):
+        Fault.http(200, b"x", chunks=3)  # type: ignore[arg-type]
 
 
 async def test_streams_over_the_asgi_transport() -> None:
@@ -234,3 +240,93 @@ async def test_streams_over_the_asgi_transport() -> None:
         with pytest.raises((httpx2.TransportError, openai.APIConnectionError)):
             await read_broken()
     assert text == "over asgi"
+
+
+THOUGHTFUL = Turn.tool_calls(
+    EmulatedToolCall("get_weather", {"city": "Paris"}, id="toolu_weather"),
+    text=TEXT,
+    thinking=[EmulatedThinking("hidden", redacted=True), "Checking the sky."],
+)
+
+
+def test_anthropic_stream_adds_up_to_the_answer_with_thinking(
+    emu: ProviderEmulator, anthropic_client: anthropic.Anthropic
+) -> None:
+    """Redacted and signed thinking blocks, text and a call: the SDK's accumulated stream
+    is block for block the answer the same turn gives unstreamed."""
+    emu.set_streaming(chunk_size=3)
+    emu.enqueue(THOUGHTFUL, THOUGHTFUL)
+    ask: dict[str, Any] = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 4096,
+        "messages": MESSAGES,
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+    }
+    answer = anthropic_client.messages.create(**ask)
+    with anthropic_client.messages.stream(**ask) as stream:
+        streamed = stream.get_final_message()
+    assert [block.type for block in answer.content] == [
+        "redacted_thinking",
+        "thinking",
+        "text",
+        "tool_use",
+    ]
+    assert [b.to_dict() for b in streamed.content] == [b.to_dict() for b in answer.content]
+
+
+def test_responses_stream_adds_up_to_the_answer_with_reasoning(
+    emu: ProviderEmulator, openai_client: openai.OpenAI
+) -> None:
+    emu.set_streaming(chunk_size=3)
+    emu.enqueue(THOUGHTFUL, THOUGHTFUL)
+    ask: dict[str, Any] = {
+        "model": "gpt-5",
+        "input": MESSAGES,
+        "reasoning": {"effort": "high", "summary": "auto"},
+        "include": ["reasoning.encrypted_content"],
+    }
+    answer = openai_client.responses.create(**ask)
+    with openai_client.responses.stream(**ask) as stream:
+        summary = "".join(
+            e.delta for e in stream if e.type == "response.reasoning_summary_text.delta"
+        )
+        streamed = stream.get_final_response()
+
+    def items(response: Any) -> list[dict[str, Any]]:
+        return [{**item.to_dict(exclude_none=True), "id": None} for item in response.output]
+
+    assert summary == "Checking the sky."
+    assert [item["type"] for item in items(answer)] == ["reasoning", "message", "function_call"]
+    assert items(streamed) == items(answer)
+
+
+def test_gemini_stream_carries_thought_parts_and_signatures(
+    emu: ProviderEmulator, google_client: genai.Client
+) -> None:
+    """Thought parts keep `thought: true`; a call keeps its signature; an answer's
+    signature comes last, on an empty text part, as Gemini streams it."""
+    config = types.GenerateContentConfig(
+        thinking_config=types.ThinkingConfig(include_thoughts=True, thinking_budget=1024)
+    )
+    emu.set_streaming(chunk_size=5)
+    emu.enqueue(THOUGHTFUL, Turn.text("Sunny.", thinking="Done."))
+    stream = google_client.models.generate_content_stream
+    first = [
+        part
+        for chunk in stream(model="gemini-2.5-flash", contents="Paris?", config=config)
+        for part in chunk.candidates[0].content.parts  # type: ignore[index,union-attr]
+    ]
+    thought = "".join(part.text or "" for part in first if part.thought)
+    assert thought == "Checking the sky."
+    calls = [part for part in first if part.function_call is not None]
+    assert len(calls) == 1
+    assert calls[0].thought_signature
+    assert not [part for part in first if part.thought_signature and part is not calls[0]]
+    second = [
+        part
+        for chunk in stream(model="gemini-2.5-flash", contents="Paris?", config=config)
+        for part in chunk.candidates[0].content.parts  # type: ignore[index,union-attr]
+    ]
+    assert [(bool(p.thought), p.text) for p in second[:2]] == [(True, "Done."), (False, "Sunny")]
+    assert second[-1].text == ""
+    assert second[-1].thought_signature

@@ -1,117 +1,155 @@
-"""The adapter: a provider's translator, plugged into the runtime that core provides.
+"""`ProviderAdapter`: one provider (`wink.providers`) plugged into the runtime core provides.
 
-Three seams, as the design asks:
+The three seams:
 
-* how a client is obtained and closed: `wink.core.clients.ClientPool`, fed by the
-  provider's `_make_client`;
-* the translator, in the provider's file: `_build_request` (neutral -> wire body),
-  `_parse_response` (wire -> neutral) and `_map_errors` (SDK exceptions -> the contract);
-* the runner: the loop (`wink.core.loop`), one request under pacing and the deadline
-  (`wink.core.runner`), and the sync bridge (`wink.core.runtime`).
+* how a client is obtained and closed: `wink.core.transport.clients.ClientPool`, fed by
+  the provider's `make_client`;
+* the translator: the provider object (`wink.providers.base.Provider`), driven by core's
+  `Exchange`;
+* the runner: the loop (`wink.core.agent.loop`), one request under pacing and the
+  deadline (`wink.core.transport.runner`), the sync bridge (`wink.core.foundation.runtime`).
 
-`ProviderAdapter` itself holds the caller's options and the public entry points.
+`ProviderAdapter` holds the caller's options and says which of those serve an evaluation
+(`model_client`); the public entry points are `Evaluator`'s.
 """
 
 from __future__ import annotations
 
-import inspect
-import json
 import os
-from abc import abstractmethod
-from collections.abc import Mapping
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+import warnings
+from typing import TYPE_CHECKING, Any, cast
 
-from ..core.clients import ClientPool, Lease
-from ..core.errors import (
+from ..core.foundation.errors import (
     ConfigurationError,
-    PromptEvaluationError,
+    InvalidArgumentError,
     UnsupportedSettingWarning,
 )
-from ..core.limiter import InProcessLimiter, Limiter
-from ..core.messages import ModelRequest, ModelResponse
-from ..core.provider_errors import redact_secrets, response_shape_error
-from ..core.retry import RetryPolicy
-from ..core.runner import Runner
-from ..core.runtime import run_in_thread
-from ..core.throttle import (
-    NO_RATE_LIMIT_HEADERS,
-    RateLimitHeaders,
-    rate_limit_info_from_headers,
-)
+from ..core.foundation.messages import ModelRequest
+from ..core.foundation.settings import ModelSettings
+from ..core.throttling.limiter import InProcessLimiter, Limiter
+from ..core.throttling.retry import RetryPolicy
+from ..core.transport.clients import ClientPool
+from ..core.transport.exchange import Exchange
+from ..core.transport.http import AsyncTransport, SyncTransport, Transport
+from ..core.transport.runner import Exchanging, Runner
+from ..providers.base import Connection, Provider
 from .evaluator import Evaluator
 from .options import (
     AdapterOptions,
-    ModelSettings,
     as_bool,
+    base_url_option,
+    check_output_retries,
     limit,
     optional_str,
     positive,
     settings_from,
     telemetry_option,
 )
-from .streaming import StreamingMixin
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
     # costs little more than importing its SDK
-    from ..core.loop import LoopSettings, ModelClient
-    from ..core.session import Session
-    from .streams.base import StreamFormat
+    from ..core.agent.loop import LoopSettings
+    from ..core.prompting.session import Session
 
-__all__ = ["AdapterOptions", "EncodedRequest", "ModelSettings", "ProviderAdapter", "WireRequest"]
+__all__ = ["AdapterOptions", "ProviderAdapter"]
 
-_DEFAULT_MAX_ROUNDS = 50  # = wink.core.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
-
-
-@dataclass(frozen=True, slots=True)
-class WireRequest:
-    """One request as the provider's API takes it: a path (or URL) and a JSON body."""
-
-    path: str
-    body: Mapping[str, Any]
+_DEFAULT_MAX_ROUNDS = 50  # = wink.core.agent.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
+_DEFAULT_MAX_OUTPUT_RETRIES = 2  # = wink.core.agent.answers.DEFAULT_MAX_OUTPUT_RETRIES
 
 
-@dataclass(frozen=True, slots=True)
-class EncodedRequest:
-    """A `WireRequest` with its body encoded as strict JSON, UTF-8, once."""
-
-    path: str
-    content: bytes
-
-
-class ProviderAdapter(StreamingMixin, Evaluator):
-    """Runs the one core loop against one provider; a subclass only translates.
-
-    A subclass sets `provider` (the prefix of `create_adapter("provider:model")`) and
-    `api_key_variables`, and implements `_make_client`, `_build_request`,
-    `_parse_response` and `_map_errors`. The transport is the Stainless SDKs' documented
-    raw call (`client.post(path, cast_to=..., body=...)`); a provider whose SDK has
-    none overrides `_post` / `_post_async` (and, for streaming, `_open_stream` /
-    `_open_stream_async` of `StreamingMixin`, which reuses the rest).
+class ProviderAdapter(Evaluator):
+    """Runs the one core loop against one provider, named by `provider`
+    (`create_adapter("provider:model")`'s prefix); its wire format is `api`, the
+    provider's object for this model and settings. A subclass sets only `provider`
+    (`AnthropicAdapter` and the others); any registered provider also runs as
+    `ProviderAdapter(model, provider="name", ...)`.
     """
 
-    provider: ClassVar[str]
-    api_key_variables: ClassVar[tuple[str, ...]] = ()
-    unsupported_settings: ClassVar[frozenset[str]] = frozenset()
-    rate_limit_headers: ClassVar[RateLimitHeaders] = NO_RATE_LIMIT_HEADERS
+    provider: str = ""
 
-    def __init__(self, model: str, **options: Any) -> None:
+    def __init__(self, model: str, *, provider: str | None = None, **options: Any) -> None:
+        name = self._provider_name(provider)
+        api_type = self._provider_type(name)
         if not isinstance(cast(object, model), str) or not model.strip():
-            raise ConfigurationError(
-                f"a model name is required, got {model!r}", provider=self.provider
-            )
+            raise ConfigurationError(f"a model name is required, got {model!r}", provider=name)
         unknown = sorted(set(options) - set(AdapterOptions.__annotations__))
         if unknown:
             known = ", ".join(sorted(AdapterOptions.__annotations__))
             raise ConfigurationError(
-                f"unknown option(s) {', '.join(unknown)} for {self.provider}; known: {known}",
-                provider=self.provider,
+                f"unknown option(s) {', '.join(unknown)} for {name}; known: {known}",
+                provider=name,
                 option=unknown[0],
             )
         self.model = model.strip()
-        self.base_url: str | None = optional_str(options.get("base_url"), "base_url")
+        self.base_url: str | None = base_url_option(options.get("base_url"))
         self.timeout: float = positive(options.get("timeout", 60.0), "timeout")
+        self._set_loop_options(options)
+        self.settings: ModelSettings = settings_from(options)
+        unsupported = self.settings.set_fields() & api_type.unsupported_settings
+        if unsupported:
+            warnings.warn(
+                f"{name} cannot honour {', '.join(sorted(unsupported))}; it is not sent "
+                "(filter UnsupportedSettingWarning to silence, or make it an error)",
+                UnsupportedSettingWarning,
+                stacklevel=3,
+            )
+        self._api_key: str | None = optional_str(options.get("api_key"), "api_key")
+        self.api: Provider = api_type(
+            self.model, self.settings, Connection(self._api_key, self.base_url, self.timeout)
+        )
+        client = options.get("client")
+        self._clients = ClientPool(
+            self._client_for,
+            given=_without_sdk_retries(client),
+            given_is_async=client is not None and self.api.is_async_client(client),
+            describe=f"{name} client",
+        )
+        self._secrets: tuple[str, ...] = self._known_secrets(client)
+        self._telemetry = telemetry_option(options.get("tracer_provider"))
+        limiter = options.get("limiter")
+        if limiter is not None and not isinstance(limiter, Limiter):
+            raise ConfigurationError(
+                f"limiter must be a wink Limiter (InProcessLimiter, RedisLimiter), got {limiter!r}",
+                option="limiter",
+            )
+        self.limiter: Limiter = limiter if limiter is not None else InProcessLimiter()
+        self._pacer = self.limiter.pacer(self.name)
+        self._exchange = self._make_exchange()
+
+    def _make_exchange(self) -> Exchanging:
+        """How this adapter's requests make their round trip (core's `Exchange`, which
+        drives the provider's translator)."""
+        return Exchange(self.api, secrets=self._secrets, timeout=self.timeout)
+
+    @classmethod
+    def _provider_type(cls, name: str) -> type[Provider]:
+        """The `Provider` class for `name` (the registry's)."""
+        from .registry import load_provider  # the registry imports this module
+
+        return load_provider(name)
+
+    def _provider_name(self, given: str | None) -> str:
+        fixed = type(self).provider
+        if given is None:
+            if not fixed:
+                raise ConfigurationError(
+                    "ProviderAdapter needs provider= (a registered provider's name, as in "
+                    "create_adapter's 'provider:model'), or use create_adapter"
+                )
+            return fixed
+        if not isinstance(cast(object, given), str):
+            raise InvalidArgumentError(
+                f"provider must be a provider's name, got {type(given).__name__}",
+                argument="provider",
+            )
+        if fixed and given != fixed:
+            raise ConfigurationError(
+                f"{type(self).__name__} is the {fixed} adapter, not {given}", provider=given
+            )
+        self.provider = given
+        return given
+
+    def _set_loop_options(self, options: dict[str, Any]) -> None:
         policy = options.get("retry_policy")
         if policy is not None and not isinstance(policy, RetryPolicy):
             raise ConfigurationError(
@@ -127,43 +165,8 @@ class ProviderAdapter(StreamingMixin, Evaluator):
         self.max_failed_tool_rounds: int | None = limit(
             options.get("max_failed_tool_rounds", 8), "max_failed_tool_rounds"
         )
-        self.settings: ModelSettings = settings_from(options)
-        unsupported = self.settings.set_fields() & self.unsupported_settings
-        if unsupported:
-            import warnings
-
-            warnings.warn(
-                f"{self.provider} cannot honour {', '.join(sorted(unsupported))}; it is not "
-                "sent (filter UnsupportedSettingWarning to silence, or make it an error)",
-                UnsupportedSettingWarning,
-                stacklevel=3,
-            )
-        self._check_settings()
-        self._api_key: str | None = optional_str(options.get("api_key"), "api_key")
-        client = options.get("client")
-        self._clients = ClientPool(
-            self._client_for,
-            given=_without_sdk_retries(client),
-            given_is_async=client is not None and self._is_async_client(client),
-            describe=f"{self.provider} client",
-        )
-        self._secrets: tuple[str, ...] = self._known_secrets(client)
-        self._telemetry = telemetry_option(options.get("tracer_provider"))
-        limiter = options.get("limiter")
-        if limiter is not None and not isinstance(limiter, Limiter):
-            raise ConfigurationError(
-                f"limiter must be a wink Limiter (InProcessLimiter, RedisLimiter), got {limiter!r}",
-                option="limiter",
-            )
-        self.limiter: Limiter = limiter if limiter is not None else InProcessLimiter()
-        self._pacer = self.limiter.pacer(self.name)
-        self._runner = Runner(
-            self.name,
-            self._exchange,
-            pacer=self._pacer,
-            retry_policy=self.retry_policy,
-            secrets=self._secrets,
-            stream_exchange=self._stream_exchange,
+        self.max_output_retries: int | None = check_output_retries(
+            options.get("max_output_retries", _DEFAULT_MAX_OUTPUT_RETRIES)
         )
 
     # ---- identity
@@ -178,26 +181,50 @@ class ProviderAdapter(StreamingMixin, Evaluator):
 
     # ---- what the public entry points (`Evaluator`) run
 
-    def _plan(
-        self, session: Session, graceful_tool_errors: bool | None, max_rounds: int | None
-    ) -> tuple[ModelClient, LoopSettings]:
-        return self._runner, self._loop_settings(graceful_tool_errors, max_rounds)
+    def _plan(self, session: Session, *, blocking: bool) -> tuple[Runner, LoopSettings]:
+        return self.model_client(blocking=blocking), self.loop_settings()
 
-    def _loop_settings(
-        self, graceful_tool_errors: bool | None, max_rounds: int | None
-    ) -> LoopSettings:
-        from ..core.loop import LoopSettings
-        from ..core.telemetry import telemetry_for
+    def model_client(self, *, blocking: bool) -> Runner:
+        """What serves one evaluation's requests on this adapter (the loop's
+        `ModelClient`; `FallbackAdapter` chains these). `blocking`: the evaluation runs
+        on a private loop of a sync entry point (see `wink.core.transport.http`)."""
+        if not isinstance(cast(object, blocking), bool):
+            raise InvalidArgumentError(
+                f"blocking must be True or False, got {blocking!r}", argument="blocking"
+            )
+        return Runner(
+            self.name,
+            self._exchange,
+            lambda request: self._transport(request, blocking),
+            system=self.api.telemetry_name,
+            pacer=self._pacer,
+            retry_policy=self.retry_policy,
+            secrets=self._secrets,
+        )
+
+    def loop_settings(self) -> LoopSettings:
+        """How the loop runs an evaluation on this adapter (a call may override some)."""
+        from ..core.agent.loop import LoopSettings
+        from ..core.telemetry.spans import telemetry_for
 
         return LoopSettings(
             retry_policy=self.retry_policy,
-            graceful_tool_errors=self.graceful_tool_errors
-            if graceful_tool_errors is None
-            else graceful_tool_errors,
+            graceful_tool_errors=self.graceful_tool_errors,
             max_failed_tool_rounds=self.max_failed_tool_rounds,
-            max_rounds=self.max_rounds if max_rounds is None else max_rounds,
+            max_rounds=self.max_rounds,
+            max_output_retries=self.max_output_retries,
             telemetry=telemetry_for(self._telemetry),
         )
+
+    def _transport(self, request: ModelRequest, blocking: bool) -> Transport:
+        client, sync = self._clients.get(blocking=blocking)
+        calls = self.api.http_calls
+        if not sync:
+            return AsyncTransport(calls, client)
+        # in place only on a sync entry point's private loop, and with no deadline to cut
+        # the wait; else on a worker thread
+        offload = not blocking or request.deadline is not None
+        return SyncTransport(calls, client, offload=offload)
 
     # ---- opening and closing
 
@@ -214,173 +241,31 @@ class ProviderAdapter(StreamingMixin, Evaluator):
         are closed with its call; one made on your loop needs `aclose()` there."""
         self._clients.close_sync()
 
-    # ---- one exchange: the translator's parts, put together once
-
-    async def _exchange(self, request: ModelRequest) -> ModelResponse:
-        lease = self._clients_lease(request)
-        wire = self._wire(request)
-        time_limit = self._request_timeout(request)
-        try:
-            with self._map_errors(request.prompt_name):
-                if not lease.sync:
-                    content, headers = await self._post_async(lease.client, wire, time_limit)
-                elif lease.inline and request.deadline is None:
-                    content, headers = self._post(lease.client, wire, time_limit)
-                else:  # never block a loop; with a deadline, the wait must be cancellable
-                    content, headers = await run_in_thread(
-                        self._post, lease.client, wire, time_limit
-                    )
-        except ConfigurationError as error:  # a client that cannot serve: nothing was sent
-            raise PromptEvaluationError(
-                str(error), prompt_name=request.prompt_name, phase="request"
-            ) from error
-        return self._parse_body(request, content, headers)
-
-    def _wire(self, request: ModelRequest, streamed: StreamFormat | None = None) -> EncodedRequest:
-        """The translated request (in its `streamed` form if given), encoded. A value JSON
-        cannot carry (NaN, a lone surrogate) fails here: `phase="request"`, nothing sent."""
-        try:
-            wire = self._build_request(request)
-            if streamed is not None:
-                wire = WireRequest(*streamed.stream_body(wire.path, wire.body))
-            content = json.dumps(
-                wire.body, ensure_ascii=False, allow_nan=False, separators=(",", ":")
-            ).encode()
-        except (TypeError, ValueError) as error:
-            raise PromptEvaluationError(
-                f"cannot build the {self.provider} request: {type(error).__name__}: {error}",
-                prompt_name=request.prompt_name,
-                phase="request",
-            ) from error
-        return EncodedRequest(wire.path, content)
-
-    def _clients_lease(self, request: ModelRequest) -> Lease:
-        """The client for this request. Failing here, nothing was sent: `phase="request"`
-        (a missing key names its variable; the cause is kept)."""
-        try:
-            return self._clients.lease()
-        except ConfigurationError as error:
-            raise PromptEvaluationError(
-                str(error), prompt_name=request.prompt_name, phase="request"
-            ) from error
-        except Exception as error:  # the SDK refused to build a client
-            raise PromptEvaluationError(
-                f"cannot create the {self.provider} client: {type(error).__name__}: "
-                f"{redact_secrets(str(error), self._secrets)}",
-                prompt_name=request.prompt_name,
-                phase="request",
-            ) from error
+    # ---- clients and keys
 
     def _client_for(self, sync: bool) -> Any:
         self._check_api_key()
-        return self._make_client(sync=sync)
+        return self.api.make_client(sync=sync)
 
     def _check_api_key(self) -> None:
         """No key anywhere: say which variable to set, before the SDK fails obscurely."""
-        if self._api_key or not self.api_key_variables or self._key_optional():
+        variables = self.api.api_key_variables
+        if self._api_key or not variables or self.api.key_optional():
             return
-        if any(os.environ.get(name) for name in self.api_key_variables):
+        if any(os.environ.get(name) for name in variables):
             return
-        names = " or ".join(self.api_key_variables)
         raise ConfigurationError(
-            f"no API key for {self.provider}: set {names} or pass api_key=",
+            f"no API key for {self.provider}: set {' or '.join(variables)} or pass api_key=",
             provider=self.provider,
             option="api_key",
         )
-
-    def _key_optional(self) -> bool:
-        """True where a server may need no key (OpenAI-compatible servers)."""
-        return False
-
-    def _request_timeout(self, request: ModelRequest) -> float:
-        """The SDK timeout for this attempt: the adapter's, cut to the deadline's rest."""
-        if request.deadline is None:
-            return self.timeout
-        return max(0.001, min(self.timeout, request.deadline.remaining()))
-
-    def _parse_body(
-        self, request: ModelRequest, content: bytes | str, headers: Mapping[str, str] | None
-    ) -> ModelResponse:
-        """Decode a 2xx body; a body that is not the documented shape is
-        `phase="response"`. Rate-limit headers feed the adapter's pacing."""
-        try:
-            response = self._parse_response(json.loads(content), request)
-        except ValueError as error:  # JSON errors and MalformedResponse alike
-            text = content if isinstance(content, str) else content.decode("utf-8", "replace")
-            raise response_shape_error(
-                request.prompt_name, str(error), body=text[:2000], secrets=self._secrets
-            ) from error
-        rate_limit = rate_limit_info_from_headers(headers, self.rate_limit_headers)
-        return response if rate_limit is None else replace(response, rate_limit=rate_limit)
 
     def _known_secrets(self, client: Any) -> tuple[str, ...]:
         """Every key this adapter may send: given, in the environment, or in the caller's
         client. Each is masked wherever wink shows provider text."""
         found = [self._api_key, getattr(client, "api_key", None)]
-        found += [os.environ.get(name) for name in self.api_key_variables]
+        found += [os.environ.get(name) for name in self.api.api_key_variables]
         return tuple(dict.fromkeys(v.strip() for v in found if isinstance(v, str) and v.strip()))
-
-    # ---- the translator: what a provider file implements
-
-    def _check_settings(self) -> None:
-        """Raise `ConfigurationError` for a setting this model refuses (at construction,
-        not on the first request). Every setting is accepted unless a provider says not."""
-        return
-
-    @abstractmethod
-    def _make_client(self, *, sync: bool) -> Any:
-        """A new SDK client with its own retries off; `sync=True` may return None (the
-        provider has no sync client: evaluate() then uses the async one)."""
-
-    def _is_async_client(self, client: Any) -> bool:
-        """Whether a caller's client is async (its calls return awaitables)."""
-        return inspect.iscoroutinefunction(getattr(client, "post", None))
-
-    @abstractmethod
-    def _build_request(self, request: ModelRequest) -> WireRequest:
-        """The neutral request as the provider's path and body."""
-
-    @abstractmethod
-    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
-        """The provider's decoded 2xx body as a `ModelResponse`; raise
-        `MalformedResponse` (a ValueError) when it is not the documented shape."""
-
-    @abstractmethod
-    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
-        """Translate what the SDK raises inside the block (`map_sdk_errors`)."""
-
-    # ---- the transport: the Stainless SDKs' documented raw call
-
-    _response_type: ClassVar[type] = object  # the SDK's httpx Response class
-
-    def _post(
-        self, client: Any, wire: EncodedRequest, time_limit: float
-    ) -> tuple[bytes | str, Any]:
-        """POST with a sync Stainless client (openai, anthropic): (body, headers).
-
-        `client.post(path, cast_to=<its httpx>.Response, body=...)` keeps auth, headers,
-        base URL, timeout and exception types the SDK's, and skips `create()`'s walk over
-        the whole conversation on every request and its response models.
-        """
-        http = client.post(
-            wire.path,
-            cast_to=self._response_type,
-            content=wire.content,
-            options={"timeout": time_limit},
-        )
-        return http.content, http.headers
-
-    async def _post_async(
-        self, client: Any, wire: EncodedRequest, time_limit: float
-    ) -> tuple[bytes | str, Any]:
-        """`_post` with an async client."""
-        http = await client.post(
-            wire.path,
-            cast_to=self._response_type,
-            content=wire.content,
-            options={"timeout": time_limit},
-        )
-        return http.content, http.headers
 
 
 def _without_sdk_retries(client: Any) -> Any:

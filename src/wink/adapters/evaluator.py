@@ -1,149 +1,196 @@
 """`Evaluator`: the public entry points every adapter shares, written once.
 
-`evaluate`, `evaluate_async`, `stream`, `stream_async` and the context managers all run
-the one loop (`wink.core.loop.run_evaluation`); an adapter says only what serves its
-rounds and with which loop settings (`_plan`), and how it closes. `ProviderAdapter`
-serves them with its own runner, `FallbackAdapter` with a chain of adapters.
+`evaluate`, `evaluate_async`, `stream` and `stream_async` all run one coroutine
+(`_evaluation`, which runs `wink.core.agent.loop.run_evaluation`): the async forms on the
+caller's loop, `evaluate` through `run_sync`, a stream as a task feeding its queue. An
+adapter says only what serves its rounds and with which loop settings (`_plan`), and how
+it closes. `ProviderAdapter` serves them with its own runner, `FallbackAdapter` with a
+chain of adapters.
 """
 
 from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
+from collections.abc import Coroutine
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self
 
-from ..core.runtime import run_sync
+from ..core.foundation.runtime import run_sync
 from .options import check_arguments
 
 if TYPE_CHECKING:
-    from ..core.limits import Budget, Deadline
-    from ..core.loop import LoopSettings, ModelClient, PromptResponse
-    from ..core.prompt import OutputT, Prompt
-    from ..core.session import Session
-    from ..core.stream import AsyncPromptStream, EventChannel, PromptStream, StreamStart
+    from ..core.agent.loop import LoopSettings, ModelClient, PromptResponse
+    from ..core.agent.stream import AsyncPromptStream, EventQueue, PromptStream
+    from ..core.foundation.limits import Budget, Deadline
+    from ..core.prompting.prompt import OutputT, Prompt
+    from ..core.prompting.session import Session
 
-__all__ = ["Evaluator"]
+__all__ = ["Call", "Evaluator"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """What one call of an entry point asked for, checked (`Call.of`). None: the
+    adapter's own setting (a fresh `Session` for `session`)."""
+
+    session: Session | None
+    deadline: Deadline | None
+    budget: Budget | None
+    graceful_tool_errors: bool | None
+    max_rounds: int | None
+    max_output_retries: int | None
+
+    @classmethod
+    def of(
+        cls,
+        prompt: object,
+        session: object,
+        deadline: object,
+        budget: object,
+        graceful_tool_errors: object,
+        max_rounds: object,
+        max_output_retries: object,
+    ) -> Call:
+        """Wrong types fail here, at the call, before anything is rendered or sent."""
+        check_arguments(
+            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+        )
+        return cls(
+            session,  # pyright: ignore[reportArgumentType]  (checked above)
+            deadline,  # pyright: ignore[reportArgumentType]
+            budget,  # pyright: ignore[reportArgumentType]
+            graceful_tool_errors,  # pyright: ignore[reportArgumentType]
+            max_rounds,  # pyright: ignore[reportArgumentType]
+            max_output_retries,  # pyright: ignore[reportArgumentType]
+        )
+
+    def settings(self, adapters: LoopSettings) -> LoopSettings:
+        """The adapter's loop settings with this call's overrides."""
+        changes: dict[str, Any] = {
+            name: value
+            for name in ("graceful_tool_errors", "max_rounds", "max_output_retries")
+            if (value := getattr(self, name)) is not None
+        }
+        return replace(adapters, **changes) if changes else adapters
 
 
 class Evaluator(ABC):
     """What every adapter offers: evaluate a prompt (sync, async, streamed) and close."""
 
     @abstractmethod
-    def _plan(
-        self, session: Session, graceful_tool_errors: bool | None, max_rounds: int | None
-    ) -> tuple[ModelClient, LoopSettings]:
-        """What serves this evaluation's rounds, and the loop's settings for it."""
+    def _plan(self, session: Session, *, blocking: bool) -> tuple[ModelClient, LoopSettings]:
+        """What serves this evaluation's rounds, and the adapter's loop settings.
+        `blocking`: it runs on a private loop of a sync entry point, which may block."""
 
     async def evaluate_async(
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
+        max_output_retries: int | None = None,
     ) -> PromptResponse[OutputT]:
         """Evaluate `prompt` to a final answer; raises only `WinkError`.
 
         Runs on the caller's event loop and never blocks it (sync clients and sync tools
-        run on worker threads). `max_rounds` and `graceful_tool_errors` override the
-        adapter's for this call.
+        run on worker threads). `session` records the run's events and holds the tools'
+        state; without one, the run gets a fresh `Session` of its own. `max_rounds`,
+        `graceful_tool_errors` and `max_output_retries` override the adapter's for this call.
         """
-        from ..core.loop import run_evaluation
-
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        client, settings = self._plan(session, graceful_tool_errors, max_rounds)
-        return await run_evaluation(
-            client, prompt, session=session, settings=settings, deadline=deadline, budget=budget
+        call = Call.of(
+            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
         )
+        return await self._evaluation(prompt, call, blocking=False)
 
     def evaluate(
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
+        max_output_retries: int | None = None,
     ) -> PromptResponse[OutputT]:
-        """The sync form of `evaluate_async`; also safe inside a running event loop
-        (Jupyter), where it runs on a worker thread."""
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        return run_sync(
-            self.evaluate_async(
-                prompt,
-                session=session,
-                deadline=deadline,
-                budget=budget,
-                graceful_tool_errors=graceful_tool_errors,
-                max_rounds=max_rounds,
-            )
+        """The sync form of `evaluate_async`, on a private event loop of its own; also safe
+        inside a running event loop (Jupyter), where it runs on a worker thread."""
+        call = Call.of(
+            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
         )
+        return run_sync(self._evaluation(prompt, call, blocking=True))
 
     def stream(
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
+        max_output_retries: int | None = None,
     ) -> PromptStream[OutputT]:
         """`evaluate`, streamed: `with adapter.stream(...) as stream: for event in stream`,
         then `stream.response`. Same arguments, same loop, same contract; the iteration
         raises only `WinkError` (docs/streaming.md)."""
-        from ..core.stream import PromptStream
+        from ..core.agent.stream import PromptStream
 
-        start = self._start(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        return PromptStream(start)
+        call = Call.of(
+            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+        )
+        return PromptStream(lambda queue: self._evaluation(prompt, call, blocking=True, sink=queue))
 
     def stream_async(
         self,
         prompt: Prompt[OutputT],
         *,
-        session: Session,
+        session: Session | None = None,
         deadline: Deadline | None = None,
         budget: Budget | None = None,
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
+        max_output_retries: int | None = None,
     ) -> AsyncPromptStream[OutputT]:
         """`evaluate_async`, streamed: `async with adapter.stream_async(...) as stream:
         async for event in stream`, then `stream.response`."""
-        from ..core.stream import AsyncPromptStream
+        from ..core.agent.stream import AsyncPromptStream
 
-        start = self._start(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        return AsyncPromptStream(start)
+        call = Call.of(
+            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+        )
+        return AsyncPromptStream(
+            lambda queue: self._evaluation(prompt, call, blocking=False, sink=queue)
+        )
 
-    def _start(
+    def _evaluation(
         self,
         prompt: Prompt[OutputT],
-        session: Session,
-        deadline: Deadline | None,
-        budget: Budget | None,
-        graceful_tool_errors: bool | None,
-        max_rounds: int | None,
-    ) -> StreamStart[OutputT]:
-        """The evaluation a stream runs once it has its channel (the loop's sink)."""
-        from ..core.loop import run_evaluation
+        call: Call,
+        *,
+        blocking: bool,
+        sink: EventQueue | None = None,
+    ) -> Coroutine[Any, Any, PromptResponse[OutputT]]:
+        """The one evaluation coroutine every entry point runs (the loop's own, so the
+        adapter stays out of its frames)."""
+        from ..core.agent.loop import run_evaluation
+        from ..core.prompting.session import Session
 
-        check_arguments(prompt, session, deadline, budget, graceful_tool_errors, max_rounds)
-        client, settings = self._plan(session, graceful_tool_errors, max_rounds)
-
-        def start(channel: EventChannel) -> Any:
-            return run_evaluation(
-                client,
-                prompt,
-                session=session,
-                settings=settings,
-                deadline=deadline,
-                budget=budget,
-                sink=channel,
-            )
-
-        return start
+        session = call.session if call.session is not None else Session()
+        client, settings = self._plan(session, blocking=blocking)
+        return run_evaluation(
+            client,
+            prompt,
+            session=session,
+            settings=call.settings(settings),
+            deadline=call.deadline,
+            budget=call.budget,
+            sink=sink,
+        )
 
     # ---- closing
 
@@ -177,4 +224,4 @@ class Evaluator(ABC):
 def _load_the_loop() -> None:
     """Import the evaluation loop now: `import wink` leaves it to the first evaluation, and
     a block that enters an adapter wants that one to go out without the wait."""
-    importlib.import_module("wink.core.loop")
+    importlib.import_module("wink.core.agent.loop")

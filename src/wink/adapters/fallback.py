@@ -1,6 +1,6 @@
 """`FallbackAdapter`: one evaluation over several adapters, moving on when one fails over.
 
-The loop (`wink.core.loop`) runs once. Its model client here sends each round's request
+The loop (`wink.core.agent.loop`) runs once. Its model client here sends each round's request
 to the current adapter's runner, under that adapter's own `RetryPolicy`; when the
 adapter gives up with a failure `fallback_on` accepts, the same request goes to the next
 adapter. The tools already run stay run, so none runs twice, and the next provider gets
@@ -10,8 +10,6 @@ between providers left behind (see `portable_messages`). docs/fallback.md explai
 
 from __future__ import annotations
 
-import hashlib
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -19,38 +17,45 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core.errors import (
+from ..core.agent.loop import LoopSettings, publish, record_retry
+from ..core.foundation.errors import (
     AllAdaptersFailedError,
     AllAdaptersThrottledError,
+    AuthenticationError,
+    BadRequestError,
     ConfigurationError,
+    ContextWindowExceededError,
     DeadlineExceededError,
+    NotFoundError,
+    PermissionDeniedError,
     PromptEvaluationError,
     ThrottleDetails,
     ThrottleError,
     WinkError,
 )
-from ..core.loop import LoopSettings, record_retry
-from ..core.messages import (
-    AssistantMessage,
-    Message,
+from ..core.foundation.events import AdapterSwitched, RoundRestarted
+from ..core.foundation.messages import (
     ModelRequest,
     ModelResponse,
-    ToolCall,
-    ToolResultMessage,
 )
-from ..core.retry import RetryPolicy
-from ..core.runner import Runner
-from ..core.session import AdapterSwitched, Session
-from ..core.stream_events import RoundRestarted
-from ..core.telemetry import current_trace, telemetry_for
+from ..core.foundation.portable import portable_messages
+from ..core.prompting.session import Session
+from ..core.telemetry.spans import telemetry_for
+from ..core.throttling.retry import RetryPolicy
+from ..core.transport.runner import Runner
 from .base import ProviderAdapter
 from .evaluator import Evaluator
 from .options import telemetry_option
 
 if TYPE_CHECKING:
-    from ..core.stream_events import EventSink
+    from ..core.foundation.events import EventSink
 
-__all__ = ["FallbackAdapter", "FallbackPredicate", "portable_messages", "throttled"]
+__all__ = [
+    "FallbackAdapter",
+    "FallbackPredicate",
+    "another_adapter_may_help",
+    "throttled",
+]
 
 FallbackPredicate = Callable[[WinkError], bool]
 
@@ -58,19 +63,30 @@ _DEFAULT_COOLDOWN = timedelta(seconds=30)
 _DEFAULT_MAX_COOLDOWN = timedelta(hours=1)
 _NO_RETRY = RetryPolicy(max_attempts=1)  # the loop's: each adapter retries under its own
 _ORIGIN = "wink.fallback.origin"  # provider_data key: which adapter made a response
-# A call id every provider takes: Anthropic's pattern, within OpenAI's 40 characters.
-_PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
-# What Gemini documents for function calls it did not make itself (another provider's
-# turns): without a signature Gemini 3 refuses the request.
-_FOREIGN_SIGNATURE = "skip_thought_signature_validator"
 
 
 def throttled(error: WinkError) -> bool:
-    """The default `fallback_on`: a `ThrottleError` of any kind (rate limit, quota,
-    overloaded, timeout), raised once the adapter's own `RetryPolicy` gave up, or the
-    adapter's throttle window outlasting the deadline. Not a rejected request (400, 401,
-    404): a malformed request is malformed everywhere."""
+    """A `ThrottleError` of any kind (rate limit, quota, overloaded, timeout,
+    connection), raised once the adapter's own `RetryPolicy` gave up, or the adapter's
+    throttle window outlasting the deadline. The part of `another_adapter_may_help`
+    about throttles, for a chain that should move on for nothing else."""
     return isinstance(error, ThrottleError | DeadlineExceededError)
+
+
+# Failures that say something about the adapter (its key, account or model), not about
+# the request: the next adapter, with its own, may well succeed.
+_ADAPTER_FAILURES = (AuthenticationError, PermissionDeniedError, NotFoundError)
+_ELSEWHERE = (ContextWindowExceededError, *_ADAPTER_FAILURES)  # another model may take it
+
+
+def another_adapter_may_help(error: WinkError) -> bool:
+    """The default `fallback_on` (docs/fallback.md has the table): the throttles
+    (`throttled`); an input too long for this model's context window (the next may have a
+    larger one); a key, an account or a model name this provider refused (401, 403,
+    404: nothing about the next adapter). Not any other rejected request
+    (`BadRequestError`: malformed here is malformed everywhere), nor a request a content
+    filter blocked, nor an answer wink could not use."""
+    return throttled(error) or isinstance(error, _ELSEWHERE)
 
 
 class CircuitBreaker:
@@ -78,7 +94,9 @@ class CircuitBreaker:
 
     An adapter that failed over is skipped for the wait its provider asked (`retry_after`,
     at most `max_cooldown`), else for `cooldown`; then it is tried again. An answer
-    closes its circuit at once.
+    closes its circuit at once. A request the adapter rejected as it is (a
+    `BadRequestError`, a context window too small) moves that evaluation on but opens
+    no circuit: it says nothing of the adapter's next requests.
     """
 
     def __init__(
@@ -124,11 +142,11 @@ class FallbackAdapter(Evaluator):
     """Adapters tried in order, for one evaluation: the interface of any adapter.
 
     `fallback_on(error)` decides whether a failure moves the evaluation to the next
-    adapter (default: `throttled`). The deadline and budget given to `evaluate` span all
-    adapters. Loop settings (`max_rounds`, `graceful_tool_errors`,
-    `max_failed_tool_rounds`) are the first adapter's; each adapter keeps its own retry
-    policy, timeout and model settings. `cooldown` / `max_cooldown`: see
-    `CircuitBreaker`. `close()` / `aclose()` close every adapter. When every adapter
+    adapter (default: `another_adapter_may_help`). The deadline and budget given to
+    `evaluate` span all adapters. Loop settings (`max_rounds`, `graceful_tool_errors`,
+    `max_failed_tool_rounds`, `max_output_retries`) are the first adapter's; each adapter
+    keeps its own retry policy, timeout and model settings. `cooldown` / `max_cooldown`:
+    see `CircuitBreaker`. `close()` / `aclose()` close every adapter. When every adapter
     failed, the evaluation raises `AllAdaptersFailedError` (`AllAdaptersThrottledError`,
     a `ThrottleError`, when each was throttled).
     """
@@ -158,7 +176,7 @@ class FallbackAdapter(Evaluator):
         if fallback_on is not None and not callable(fallback_on):
             raise ConfigurationError("fallback_on must be callable", option="fallback_on")
         self.adapters: tuple[ProviderAdapter, ...] = cast(tuple[ProviderAdapter, ...], items)
-        self.fallback_on: FallbackPredicate = fallback_on or throttled
+        self.fallback_on: FallbackPredicate = fallback_on or another_adapter_may_help
         self._breaker = CircuitBreaker(
             len(items),
             cooldown=_seconds(cooldown, "cooldown"),
@@ -184,20 +202,18 @@ class FallbackAdapter(Evaluator):
 
     # ---- what the public entry points (`Evaluator`) run
 
-    def _plan(
-        self, session: Session, graceful_tool_errors: bool | None, max_rounds: int | None
-    ) -> tuple[_Chain, LoopSettings]:
+    def _plan(self, session: Session, *, blocking: bool) -> tuple[_Chain, LoopSettings]:
         """The first adapter's loop settings, without retries: each adapter retries
         under its own policy inside the chain."""
         first = self.adapters[0]
         settings = replace(
-            first._loop_settings(graceful_tool_errors, max_rounds),
+            first.loop_settings(),
             retry_policy=_NO_RETRY,
             telemetry=telemetry_for(self._telemetry),
         )
         chain = _Chain(
             self.adapters,
-            tuple(adapter._runner for adapter in self.adapters),
+            tuple(adapter.model_client(blocking=blocking) for adapter in self.adapters),
             self._breaker,
             self.fallback_on,
             session,
@@ -220,7 +236,7 @@ class FallbackAdapter(Evaluator):
 
 
 class _Chain:
-    """The model client of one evaluation (`wink.core.loop.ModelClient`): the current
+    """The model client of one evaluation (`wink.core.agent.loop.ModelClient`): the current
     adapter serves each round until it fails over; its name is the serving adapter's."""
 
     def __init__(
@@ -244,6 +260,10 @@ class _Chain:
     @property
     def name(self) -> str:
         return self._adapters[self._current].name
+
+    @property
+    def system(self) -> str:
+        return self._adapters[self._current].api.telemetry_name
 
     def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         cleaned: dict[str, Any] = dict(payload)
@@ -285,7 +305,8 @@ class _Chain:
                 deadline = request.deadline
                 if (deadline is not None and deadline.expired()) or not self._fallback_on(error):
                     raise
-                self._breaker.trip(index, error)
+                if not isinstance(error, BadRequestError):  # this request's, not the adapter's
+                    self._breaker.trip(index, error)
                 failures[index] = error
                 waits[index] = _asked(error)
                 reason = error
@@ -300,7 +321,11 @@ class _Chain:
         self, index: int, request: ModelRequest, sink: EventSink | None
     ) -> ModelResponse:
         adapter, runner = self._adapters[index], self._runners[index]
-        messages = portable_messages(request.messages, index, adapter.provider)
+        messages = portable_messages(
+            request.messages,
+            lambda turn: (turn.provider_data or {}).get(_ORIGIN, index) != index,
+            adapter.api.call_ids,
+        )
         outgoing = request if messages is request.messages else replace(request, messages=messages)
 
         def on_retry(error: ThrottleError, wait: float) -> None:
@@ -340,10 +365,7 @@ class _Chain:
             to_adapter=self._adapters[index].name,
             error=reason,
         )
-        trace = current_trace()
-        if trace is not None:
-            trace.record(event)
-        self._session.dispatch(event)
+        publish(self._session, event)
 
     def _exhausted(
         self, prompt_name: str, failures: dict[int, WinkError], waits: dict[int, float | None]
@@ -366,55 +388,6 @@ class _Chain:
         return AllAdaptersThrottledError(
             message, prompt_name=prompt_name, details=details, failures=ordered
         )
-
-
-def portable_messages(
-    messages: tuple[Message, ...], target: int, provider: str
-) -> tuple[Message, ...]:
-    """The transcript as adapter `target` (of `provider`) can take it: `messages` itself
-    when every model turn in it is that adapter's own.
-
-    A turn another adapter made keeps its text and calls but loses its provider-bound
-    data (Gemini thought signatures, Responses reasoning items): no other provider can
-    read it. A call id that is not portable (`[A-Za-z0-9_-]{1,40}`) or repeats an earlier
-    one gets a stable new id, and so does its result. Gemini gets its documented
-    signature for function calls it did not make.
-    """
-    out: list[Message] = []
-    seen: set[str] = set()
-    renamed: dict[str, str] = {}
-    changed = False
-    for message in messages:
-        if isinstance(message, ToolResultMessage):
-            new_id = renamed.get(message.call_id)
-            if new_id is not None:
-                message = replace(message, call_id=new_id)
-        elif isinstance(message, AssistantMessage):
-            origin = (message.provider_data or {}).get(_ORIGIN)
-            if origin is not None and origin != target:
-                renamed = {}
-                message = _foreign(message, provider, seen, renamed)
-                changed = True
-            else:
-                seen.update(call.id for call in message.tool_calls)
-        out.append(message)
-    return tuple(out) if changed else messages
-
-
-def _foreign(
-    message: AssistantMessage, provider: str, seen: set[str], renamed: dict[str, str]
-) -> AssistantMessage:
-    calls: list[ToolCall] = []
-    for call in message.tool_calls:
-        call_id = call.id
-        if not _PORTABLE_ID.fullmatch(call_id) or call_id in seen:
-            digest = hashlib.sha256(f"{len(seen)}:{call_id}".encode()).hexdigest()
-            call_id = renamed[call.id] = f"call_{digest[:24]}"
-        seen.add(call_id)
-        signed = provider == "google" and not calls  # the first call of the turn
-        data = {"thought_signature": _FOREIGN_SIGNATURE} if signed else None
-        calls.append(ToolCall(call_id, call.name, call.arguments, data))
-    return AssistantMessage(text=message.text, tool_calls=tuple(calls), provider_data=None)
 
 
 # ---- helpers

@@ -4,150 +4,29 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, get_args
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+from urllib.parse import urlsplit
 
-from ..core.errors import ConfigurationError, InvalidArgumentError
-from ..core.limiter import Limiter
-from ..core.retry import RetryPolicy
+from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
+from ..core.foundation.settings import Effort, ModelSettings, Thinking
+from ..core.throttling.limiter import Limiter
+from ..core.throttling.retry import RetryPolicy
 
 if TYPE_CHECKING:
-    from ..core.telemetry import Telemetry
+    from ..core.telemetry.spans import Telemetry
 
 __all__ = [
     "AdapterOptions",
-    "Effort",
-    "ModelSettings",
-    "Thinking",
     "as_bool",
+    "base_url_option",
     "check_arguments",
+    "check_output_retries",
     "limit",
     "optional_str",
     "positive",
     "settings_from",
     "telemetry_option",
 ]
-
-
-Effort = Literal["low", "medium", "high"]
-"""How hard a reasoning model thinks; the three levels every provider has."""
-
-_EFFORTS: tuple[str, ...] = get_args(Effort)
-
-
-@dataclass(frozen=True, slots=True)
-class Thinking:
-    """Turn a model's thinking on, the same way for every provider (docs/reasoning.md).
-
-    `effort` ("low", "medium", "high") and/or `budget_tokens` (the most tokens it may
-    spend thinking). Each provider takes the form it has: OpenAI an effort only, Claude
-    before 4.6 and Gemini 2.5 a budget only, newer Claude and Gemini 3 either (an effort
-    first). Give both to stay portable; a model that can take neither of the forms given
-    is a `ConfigurationError` when the adapter is built. `show=True` also asks for
-    readable thinking where the API makes it optional (Anthropic `display`, Responses
-    reasoning summaries, Gemini `includeThoughts`); it is then in
-    `PromptResponse.thinking`.
-    """
-
-    effort: Effort | None = None
-    budget_tokens: int | None = None
-    show: bool = False
-
-    def __post_init__(self) -> None:
-        effort = cast(object, self.effort)
-        if effort is not None and effort not in _EFFORTS:
-            raise ConfigurationError(
-                f"thinking effort must be one of {', '.join(_EFFORTS)}, got {effort!r}",
-                option="thinking",
-            )
-        budget = cast(object, self.budget_tokens)
-        if budget is not None and (
-            not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
-        ):
-            raise ConfigurationError(
-                f"thinking budget_tokens must be an int >= 1, got {budget!r}", option="thinking"
-            )
-        if effort is None and budget is None:
-            raise ConfigurationError(
-                "Thinking needs an effort, a budget_tokens, or both", option="thinking"
-            )
-        if not isinstance(cast(object, self.show), bool):
-            raise ConfigurationError(
-                f"thinking show must be True or False, got {self.show!r}", option="thinking"
-            )
-
-    @classmethod
-    def of(cls, value: object) -> Thinking | None:
-        """`thinking=` as given: a `Thinking`, an effort ("high"), a budget (2048) or None."""
-        if value is None or isinstance(value, Thinking):
-            return value
-        if isinstance(value, str):
-            return cls(effort=cast(Effort, value))
-        if isinstance(value, int) and not isinstance(value, bool):
-            return cls(budget_tokens=value)
-        raise ConfigurationError(
-            "thinking must be a Thinking, an effort (low, medium, high) or a token budget "
-            f"(an int), got {value!r}",
-            option="thinking",
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSettings:
-    """Sampling settings every provider understands; `extra` goes into the body as is.
-
-    A setting a provider cannot honour (Anthropic has no `seed`) is not silently
-    dropped: building that adapter warns with `UnsupportedSettingWarning`. `thinking`
-    (a `Thinking`, or its shorthand: an effort like "high" or a budget like 2048) turns
-    reasoning on; a model that cannot take it is a `ConfigurationError`.
-    """
-
-    temperature: float | None = None
-    max_tokens: int | None = None
-    top_p: float | None = None
-    stop: tuple[str, ...] | None = None
-    seed: int | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
-    thinking: Thinking | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "thinking", Thinking.of(self.thinking))
-        for name in ("temperature", "top_p"):
-            _check_type(name, getattr(self, name), (int, float), "a number")
-        for name in ("max_tokens", "seed"):
-            _check_type(name, getattr(self, name), (int,), "an int")
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise ConfigurationError(f"max_tokens must be >= 1, got {self.max_tokens}")
-        stop = cast(object, self.stop)
-        if isinstance(stop, str):
-            object.__setattr__(self, "stop", (stop,))
-        elif stop is not None:
-            if not isinstance(stop, tuple | list) or not all(
-                isinstance(item, str) for item in cast(list[object], stop)
-            ):
-                raise ConfigurationError(f"stop must be a list of strings, got {stop!r}")
-            object.__setattr__(self, "stop", tuple(cast(list[str], stop)))
-        if not isinstance(cast(object, self.extra), Mapping):
-            raise ConfigurationError(f"extra_body must be a mapping, got {self.extra!r}")
-
-    def set_fields(self) -> frozenset[str]:
-        """The names of the settings that are set (`extra` aside)."""
-        return frozenset(
-            name
-            for name in ("temperature", "max_tokens", "top_p", "stop", "seed", "thinking")
-            if getattr(self, name) is not None
-        )
-
-    def to_fields(self, names: Mapping[str, str]) -> dict[str, Any]:
-        """The settings that are set, under the provider's names (`names`: ours -> theirs)."""
-        fields: dict[str, Any] = {}
-        for ours, theirs in names.items():
-            value = getattr(self, ours)
-            if value is not None:
-                fields[theirs] = (
-                    list(cast(tuple[str, ...], value)) if isinstance(value, tuple) else value
-                )
-        return fields
 
 
 class AdapterOptions(TypedDict, total=False):
@@ -157,7 +36,9 @@ class AdapterOptions(TypedDict, total=False):
     `base_url` (a compatible server, a proxy, the emulator), `api_key` (else the
     provider's environment variable), `timeout` (seconds per request attempt).
     Behaviour: `retry_policy`, `graceful_tool_errors`, `max_rounds` (model turns per
-    evaluation, default 50), `max_failed_tool_rounds` (default 8).
+    evaluation, default 50), `max_failed_tool_rounds` (default 8), `max_output_retries`
+    (how many structured answers that do not validate the model may correct, default 2;
+    0 fails on the first, None sets no limit but `max_rounds`).
     Sampling: `settings` (a `ModelSettings`), or its fields one by one: `temperature`,
     `max_tokens`, `top_p`, `stop`, `seed`, `thinking` (a `Thinking`, an effort such as
     "high", or a token budget such as 2048), `extra_body`.
@@ -175,6 +56,7 @@ class AdapterOptions(TypedDict, total=False):
     graceful_tool_errors: bool
     max_rounds: int | None
     max_failed_tool_rounds: int | None
+    max_output_retries: int | None
     settings: ModelSettings | None
     temperature: float | None
     max_tokens: int | None
@@ -208,11 +90,12 @@ def check_arguments(
     budget: object,
     graceful_tool_errors: object,
     max_rounds: object,
+    max_output_retries: object = None,
 ) -> None:
     """Wrong types fail here, at the call, before anything is rendered or sent."""
-    from ..core.limits import Budget, Deadline
-    from ..core.prompt import Prompt
-    from ..core.session import Session
+    from ..core.foundation.limits import Budget, Deadline
+    from ..core.prompting.prompt import Prompt
+    from ..core.prompting.session import Session
 
     if not isinstance(prompt, Prompt):
         hint = " (wrap text in a Prompt with a MarkdownSection)" if isinstance(prompt, str) else ""
@@ -220,9 +103,9 @@ def check_arguments(
             f"prompt must be a wink Prompt, got {type(prompt).__name__}{hint}",
             argument="prompt",
         )
-    if not isinstance(session, Session):
+    if session is not None and not isinstance(session, Session):
         raise InvalidArgumentError(
-            f"session must be a wink Session (Session()), got {type(session).__name__}",
+            f"session must be a wink Session (Session()) or None, got {type(session).__name__}",
             argument="session",
         )
     for name, value, kind in (("deadline", deadline, Deadline), ("budget", budget, Budget)):
@@ -243,6 +126,17 @@ def check_arguments(
             f"max_rounds must be an int >= 1 or None, got {max_rounds!r}",
             argument="max_rounds",
         )
+    check_output_retries(max_output_retries, per_call=True)
+
+
+def check_output_retries(value: object, *, per_call: bool = False) -> int | None:
+    """`max_output_retries` checked: an int >= 0 or None (a call's None: the adapter's)."""
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        message = f"max_output_retries must be an int >= 0 or None, got {value!r}"
+        if per_call:
+            raise InvalidArgumentError(message, argument="max_output_retries")
+        raise ConfigurationError(message, option="max_output_retries")
+    return value
 
 
 def settings_from(options: Mapping[str, Any]) -> ModelSettings:
@@ -278,14 +172,37 @@ def telemetry_option(tracer_provider: object) -> Telemetry | None:
             f"got {type(tracer_provider).__name__}",
             option="tracer_provider",
         )
-    from ..core.telemetry import Telemetry
+    from ..core.telemetry.spans import Telemetry
 
     return Telemetry(tracer_provider)
 
 
-def _check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:
-    if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
-        raise ConfigurationError(f"{name} must be {what}, got {value!r}", option=name)
+def base_url_option(value: object) -> str | None:
+    """`base_url=` checked once for every provider: None, or an http(s) URL with a host.
+
+    Without this a URL missing its scheme ("localhost:8080") reached the SDKs, which
+    retried it as a connection failure or refused it only at the first request."""
+    url = optional_str(value, "base_url")
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    try:
+        valid = (
+            parts.scheme in ("http", "https")
+            and bool(parts.hostname)
+            and (parts.port is None or parts.port > 0)
+        )
+    except ValueError:  # a port that is not a number
+        valid = False
+    if not valid:
+        hint = "for example 'http://localhost:8080'"
+        if url and "://" not in url:
+            hint = f"did you mean 'http://{url}'?"
+        raise ConfigurationError(
+            f"base_url must be an http:// or https:// URL with a host, got {url!r}: {hint}",
+            option="base_url",
+        )
+    return url
 
 
 def optional_str(value: object, name: str) -> str | None:

@@ -1,4 +1,6 @@
-"""`create_adapter("provider:model")`: switch provider by changing one string."""
+"""`create_adapter("provider:model")`: switch provider by changing one string; and the
+registry of providers it reads (adding a provider: a folder in `wink/providers/` and one
+entry here, docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -6,59 +8,64 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core.errors import ConfigurationError
+from ..core.foundation.errors import ConfigurationError
+from .base import ProviderAdapter
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from .base import AdapterOptions, ProviderAdapter
+    from ..providers.base import Provider
+    from .options import AdapterOptions
 
-__all__ = ["PROVIDERS", "ProviderInfo", "create_adapter"]
+__all__ = ["PROVIDERS", "ProviderEntry", "create_adapter", "load_provider"]
 
 
 @dataclass(frozen=True, slots=True)
-class ProviderInfo:
-    """Where a provider's adapter lives and what it needs."""
+class ProviderEntry:
+    """Where a provider lives (`module`, its `Provider` class), the extra that installs what
+    it needs, and its named adapter class in `wink.adapters.named`, if it has one."""
 
     module: str
-    class_name: str
+    provider_class: str
     extra: str
-    key_variables: tuple[str, ...]
-    api: str
+    adapter_class: str | None = None
 
 
-# Imported only when asked for, so `import wink` never pulls in an SDK.
-PROVIDERS: dict[str, ProviderInfo] = {
-    "openai": ProviderInfo(
-        "wink.adapters.openai",
-        "OpenAIAdapter",
-        "openai",
-        ("OPENAI_API_KEY",),
-        "Chat Completions (and OpenAI-compatible servers via base_url=)",
+# The registry: one entry per provider, imported only when asked for, so `import wink`
+# never pulls in an SDK. Everything else about a provider is its class's attributes.
+PROVIDERS: dict[str, ProviderEntry] = {
+    "openai": ProviderEntry("wink.providers.openai", "OpenAIChat", "openai", "OpenAIAdapter"),
+    "openai-responses": ProviderEntry(
+        "wink.providers.openai", "OpenAIResponses", "openai", "OpenAIResponsesAdapter"
     ),
-    "openai-responses": ProviderInfo(
-        "wink.adapters.openai_responses",
-        "OpenAIResponsesAdapter",
-        "openai",
-        ("OPENAI_API_KEY",),
-        "the Responses API",
+    "anthropic": ProviderEntry(
+        "wink.providers.anthropic", "Anthropic", "anthropic", "AnthropicAdapter"
     ),
-    "anthropic": ProviderInfo(
-        "wink.adapters.anthropic",
-        "AnthropicAdapter",
-        "anthropic",
-        ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
-        "the Messages API",
-    ),
-    "google": ProviderInfo(
-        "wink.adapters.google",
-        "GoogleAdapter",
-        "google",
-        ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
-        "Gemini generateContent",
-    ),
+    "google": ProviderEntry("wink.providers.google", "Gemini", "google", "GoogleAdapter"),
 }
 PROVIDERS["gemini"] = PROVIDERS["google"]
+
+
+def load_provider(name: str) -> type[Provider]:
+    """The `Provider` class registered as `name`; a missing extra is a
+    `ConfigurationError` naming it."""
+    entry = PROVIDERS.get(name)
+    if entry is None:
+        known = ", ".join(sorted(PROVIDERS))
+        raise ConfigurationError(
+            f"unknown provider {name!r}; known providers: {known}", provider=name
+        )
+    try:
+        module = importlib.import_module(entry.module)
+    except ImportError as error:
+        missing = error.name or getattr(error.__cause__, "name", None)  # the module missing
+        what = f"no module named {missing!r}" if missing else str(error)
+        raise ConfigurationError(
+            f"the {name} adapter needs an optional dependency that is not installed "
+            f"({what}): pip install 'wink[{entry.extra}]'",
+            provider=name,
+        ) from error
+    return cast("type[Provider]", getattr(module, entry.provider_class))
 
 
 def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdapter:
@@ -80,28 +87,30 @@ def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdap
       (seconds per request attempt, default 60);
     - `retry_policy` (a `RetryPolicy`), `graceful_tool_errors` (default True),
       `max_rounds` (model turns per evaluation, default 50), `max_failed_tool_rounds`
-      (default 8);
+      (default 8), `max_output_retries` (structured answers the model may correct,
+      default 2: docs/prompts.md);
     - `settings` (a `ModelSettings`) or `temperature`, `max_tokens`, `top_p`, `stop`,
       `seed`, `thinking` (a `Thinking`, an effort or a token budget: docs/reasoning.md),
-      `extra_body` (merged into the request body as is).
+      `extra_body` (merged into the request body as is);
+    - `tracer_provider` (an OpenTelemetry `TracerProvider` for this adapter's spans;
+      default: the global one once the application has configured OpenTelemetry:
+      docs/observability.md);
+    - `limiter` (paces requests to the provider's rate limit; default: the adapter's own
+      `InProcessLimiter`; a `RedisLimiter` shares one limit across processes:
+      docs/fleet.md).
 
     A malformed spec, an unknown provider or option, or a missing extra raises
     `ConfigurationError` (a `WinkError` and a `ValueError`).
     """
     provider, model = _parse_spec(spec)
-    info = PROVIDERS[provider]
-    try:
-        module = importlib.import_module(info.module)
-    except ImportError as error:
-        name = error.name or getattr(error.__cause__, "name", None)  # the module missing
-        missing = f"no module named {name!r}" if name else str(error)
-        raise ConfigurationError(
-            f"the {provider} adapter needs an optional dependency that is not installed "
-            f"({missing}): pip install 'wink[{info.extra}]'",
-            provider=provider,
-        ) from error
-    adapter_class = cast("type[ProviderAdapter]", getattr(module, info.class_name))
-    return adapter_class(model, **cast(dict[str, Any], options))
+    entry = PROVIDERS[provider]
+    given = cast(dict[str, Any], options)
+    if entry.adapter_class is None:
+        return ProviderAdapter(model, provider=provider, **given)
+    from . import named
+
+    adapter_class: type[ProviderAdapter] = getattr(named, entry.adapter_class)
+    return adapter_class(model, **given)
 
 
 def _parse_spec(spec: object) -> tuple[str, str]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .emulator import ProviderEmulator, ScriptFunction, ScriptItem
     from .faults import Fault, FaultKind, HeaderStyle, RateLimit
+    from .internal import EmulatorInternalError, InternalError
     from .records import (
         EmulatedRequest,
         EmulatorStats,
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         RecordedRequest,
         ToolResultView,
     )
+    from .script_file import EmulatorScript, ScriptFileError, load_script, parse_script
     from .scripted import ScriptedAdapter
     from .standalone import serve
     from .turns import EmulatedThinking, EmulatedToolCall, EmulatedUsage, Finish, Turn
@@ -34,20 +36,26 @@ __all__ = [
     "EmulatedThinking",
     "EmulatedToolCall",
     "EmulatedUsage",
+    "EmulatorInternalError",
+    "EmulatorScript",
     "EmulatorStats",
     "Fault",
     "FaultKind",
     "Finish",
     "HeaderStyle",
+    "InternalError",
     "Provider",
     "ProviderEmulator",
     "RateLimit",
     "RecordedRequest",
+    "ScriptFileError",
     "ScriptFunction",
     "ScriptItem",
     "ScriptedAdapter",
     "ToolResultView",
     "Turn",
+    "load_script",
+    "parse_script",
     "serve",
 ]
 
@@ -56,20 +64,26 @@ _LAZY: dict[str, str] = {
     "EmulatedThinking": "wink.testing.turns",
     "EmulatedToolCall": "wink.testing.turns",
     "EmulatedUsage": "wink.testing.turns",
+    "EmulatorInternalError": "wink.testing.internal",
+    "EmulatorScript": "wink.testing.script_file",
     "EmulatorStats": "wink.testing.records",
     "Fault": "wink.testing.faults",
     "FaultKind": "wink.testing.faults",
     "Finish": "wink.testing.turns",
     "HeaderStyle": "wink.testing.faults",
+    "InternalError": "wink.testing.internal",
     "Provider": "wink.testing.records",
     "ProviderEmulator": "wink.testing.emulator",
     "RateLimit": "wink.testing.faults",
     "RecordedRequest": "wink.testing.records",
+    "ScriptFileError": "wink.testing.script_file",
     "ScriptFunction": "wink.testing.emulator",
     "ScriptItem": "wink.testing.emulator",
     "ScriptedAdapter": "wink.testing.scripted",
     "ToolResultView": "wink.testing.records",
     "Turn": "wink.testing.turns",
+    "load_script": "wink.testing.script_file",
+    "parse_script": "wink.testing.script_file",
     "serve": "wink.testing.standalone",
 }
 

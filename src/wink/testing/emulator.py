@@ -6,6 +6,10 @@ a 400 saying the script is exhausted). Faults other than `latency` do not use up
 A request that sends the model's earlier thinking back wrong gets the real API's 400
 instead of a turn (see `WireFormat.check_history`).
 
+If answering fails (a bug in the emulator, or in the script callable), the request gets
+the distinctive answer of `internal.py` instead, what it took from the script is put
+back, and the failure is kept until `check()` reports it (`internal.py`).
+
 A request that asks for a stream (`"stream": true`, or Gemini's
 `:streamGenerateContent?alt=sse`) is answered as the provider streams (`streams.py`):
 server-sent events in a chunked body, `stream_chunk_size` characters of text per event,
@@ -16,17 +20,19 @@ send them before a stream starts.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
+from ..core.foundation.checks import a_mapping, a_number, a_whole_number, an_instance
+from ..core.foundation.errors import ConfigurationError
 from .asgi import ASGIApp, make_asgi_app
 from .faults import Fault, RateLimit
 from .formats import IdSource, as_object
+from .internal import LOG, EmulatorInternalError, InternalError, internal_error_reply, record_of
 from .ratelimit import RateSnapshot, TokenBucket
 from .records import (
     EmulatedRequest,
@@ -35,6 +41,8 @@ from .records import (
     RecordedRequest,
     redact_headers,
 )
+from .routes import Route, parse_body
+from .scripting import ScriptFunction, ScriptItem, call_script, checked_items, script_items
 from .server import RawRequest, Reply, ServerThread
 from .streams import (
     STREAM_FAULTS,
@@ -48,61 +56,22 @@ from .thinking import ReasoningLedger
 from .turns import Turn
 from .wire import WIRES, Rendered, WireContext, WireFormat
 
-__all__ = ["ProviderEmulator", "ScriptFunction", "ScriptItem"]
+__all__ = ["ProviderEmulator", "ScriptFunction", "ScriptItem"]  # the script types, re-exported
 
-ScriptItem = Turn | Fault
-ScriptFunction = Callable[[EmulatedRequest], Turn | Fault | None]
-
-_ROUTES: dict[str, Provider] = {
-    "/v1/chat/completions": "openai",
-    "/v1/responses": "openai-responses",
-    "/v1/messages": "anthropic",
-}
-_GOOGLE_ROUTE = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):([A-Za-z]+)$")
 _PLACEHOLDER = Turn.text("This answer never arrives complete.")
 _NOT_JSON = b"<html><head><title>502 Bad Gateway</title></head><body>upstream error</body></html>"
 
 
-class _Route:
-    """Where a request goes: its wire (None if unknown), model, and a 4xx reason if any."""
+class _Taken:
+    """What one request took from the emulator's state, to put back if answering fails."""
 
-    __slots__ = ("model", "not_found", "problem", "provider", "rejection", "stream")
+    __slots__ = ("injected", "number", "popped", "provider")
 
-    def __init__(self, raw: RawRequest, body: Any, ledger: ReasoningLedger) -> None:
-        self.provider: Provider | None = _ROUTES.get(raw.path)
-        self.model = ""
-        self.problem: str | None = None
-        self.rejection: Fault | None = None
-        self.stream = False
-        self.not_found = raw.method != "POST"
-        if self.provider is None:
-            match = _GOOGLE_ROUTE.match(raw.path)
-            if match is not None:
-                self.provider, self.model = "google", match.group(1)
-                if match.group(2) == "streamGenerateContent":
-                    self.stream = True
-                    if "alt=sse" not in raw.query.split("&"):
-                        self.problem = (
-                            "wink emulator: only the SSE form of streamGenerateContent "
-                            "(?alt=sse) is emulated."
-                        )
-                elif match.group(2) != "generateContent":
-                    self.not_found = True
-        if self.provider is None:
-            self.not_found = True
-            return
-        fields = as_object(body)
-        if self.provider != "google":
-            self.model = str(fields.get("model", ""))
-        if self.provider != "google":
-            self.stream = fields.get("stream") is True
-        if not isinstance(body, dict):
-            self.problem = "We could not parse the JSON body of your request."
-        elif self.problem is None:
-            wire = WIRES[self.provider]
-            self.problem = wire.validate(fields)
-            if self.problem is None:
-                self.rejection = wire.check_history(fields, self.model, ledger)
+    def __init__(self) -> None:
+        self.number: int | None = None
+        self.provider: Provider | None = None
+        self.popped: list[ScriptItem] = []
+        self.injected: Fault | None = None
 
 
 class ProviderEmulator:
@@ -129,8 +98,13 @@ class ProviderEmulator:
         stream_chunk_size: int = 8,
         stream_chunk_delay: float = 0.0,
     ) -> None:
-        if latency < 0:
-            raise ValueError("latency cannot be negative")
+        where = "ProviderEmulator"
+        a_number(latency, f"{where}(latency=...)", "latency", minimum=0)
+        if seed is not None:
+            a_whole_number(seed, f"{where}(seed=...)", "seed")
+        if record_limit is not None:
+            name = "record_limit"
+            a_whole_number(record_limit, f"{where}({name}=...)", name, minimum=0, maximum=2**31)
         self._chunk_size, self._chunk_delay = stream_settings(stream_chunk_size, stream_chunk_delay)
         self._lock = threading.Lock()
         self._host, self._requested_port = host, port
@@ -148,6 +122,7 @@ class ProviderEmulator:
         self._injected: deque[tuple[Fault, int]] = deque()
         self._bucket: TokenBucket | None = None
         self._recorded: deque[RecordedRequest] = deque(maxlen=record_limit)
+        self._owner = LOG.owner()
         self._reset_stats()
         self.set_script(script)
         self.set_rate_limit(rate_limit)
@@ -165,7 +140,12 @@ class ProviderEmulator:
         return self
 
     def close(self) -> None:
-        """Stop serving and close every connection, hanging ones included (idempotent)."""
+        """Stop serving and close every connection, hanging ones included (idempotent);
+        then `check()`: an internal error not reported yet is raised here."""
+        self._stop()
+        self.check()
+
+    def _stop(self) -> None:
         server, self._server = self._server, None
         if server is not None:
             server.stop()
@@ -179,7 +159,7 @@ class ProviderEmulator:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        self._exit(exc)
 
     async def __aenter__(self) -> Self:
         return self.start()
@@ -190,7 +170,18 @@ class ProviderEmulator:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        self._exit(exc)
+
+    def _exit(self, exc: BaseException | None) -> None:
+        """Close; raise the internal errors, or, with an exception already on its way,
+        name them on it (they stay pending: a test that expected that exception still
+        fails at teardown)."""
+        self._stop()
+        if exc is None:
+            self.check()
+            return
+        for error in self.internal_errors:
+            exc.add_note(error.message)
 
     @property
     def port(self) -> int:
@@ -210,7 +201,10 @@ class ProviderEmulator:
             return f"{self.url}/v1"
         if provider in ("anthropic", "google"):
             return self.url
-        raise ValueError(f"unknown provider {provider!r}")
+        raise ConfigurationError(
+            f"unknown provider {provider!r}: one of openai, openai-responses, anthropic, google",
+            option="provider",
+        )
 
     @property
     def asgi_app(self) -> ASGIApp:
@@ -227,24 +221,26 @@ class ProviderEmulator:
             if callable(script):
                 self._function = script
             elif script is not None:
-                self._queue.extend(_checked(script))
+                self._queue.extend(checked_items(script_items(script)))
 
     def enqueue(self, *items: ScriptItem) -> None:
         """Append turns (or faults) to the queue; they are answered before the callable."""
         with self._lock:
-            self._queue.extend(_checked(items))
+            self._queue.extend(checked_items(items))
 
     def inject(self, fault: Fault, times: int = 1) -> None:
         """Apply `fault` to the next `times` requests (after any injected earlier)."""
-        if times < 1:
-            raise ValueError("times must be at least 1")
+        _check_fault("inject(fault=...)", fault)
+        a_whole_number(times, "ProviderEmulator.inject(times=...)", "times", minimum=1)
         with self._lock:
             self._injected.append((fault, times))
 
     def schedule(self, plan: Mapping[int, Fault]) -> None:
         """Faults by request number, counted from now: `{1: ...}` is the next request."""
-        if any(number < 1 for number in plan):
-            raise ValueError("request numbers start at 1")
+        where = "ProviderEmulator.schedule(plan=...)"
+        for number, fault in a_mapping(plan, where, "plan").items():
+            a_whole_number(number, f"{where} request numbers", "plan", minimum=1)
+            _check_fault("schedule(plan=...)", fault)
         with self._lock:
             for number, fault in plan.items():
                 self._schedule[self._count + number] = fault
@@ -262,6 +258,8 @@ class ProviderEmulator:
 
     def set_rate_limit(self, limit: RateLimit | None) -> None:
         """Turn the token bucket on (starting full), change it, or turn it off with None."""
+        if limit is not None:
+            an_instance(limit, RateLimit, "rate_limit", "limit", "a RateLimit or None")
         with self._lock:
             self._bucket = TokenBucket(limit, time.monotonic()) if limit else None
 
@@ -286,6 +284,18 @@ class ProviderEmulator:
         return server.open_connections if server is not None else 0
 
     @property
+    def internal_errors(self) -> tuple[InternalError, ...]:
+        """The requests this emulator failed to answer, not yet reported by `check()`."""
+        return LOG.pending(self._owner)
+
+    def check(self) -> None:
+        """Raise `EmulatorInternalError` for the internal errors not reported yet (each is
+        reported once); `close()` and a clean `with` exit call it."""
+        errors = LOG.take(self._owner)
+        if errors:
+            raise EmulatorInternalError(errors)
+
+    @property
     def stats(self) -> EmulatorStats:
         """Counters since start or the last `clear()`."""
         with self._lock:
@@ -295,6 +305,7 @@ class ProviderEmulator:
                 throttled=self._stat_throttled,
                 dropped=self._stat_dropped,
                 hung=self._stat_hung,
+                internal_errors=self._stat_internal,
             )
 
     def clear(self) -> None:
@@ -316,19 +327,28 @@ class ProviderEmulator:
 
     def _reset_stats(self) -> None:
         self._stat_requests = self._stat_throttled = self._stat_dropped = self._stat_hung = 0
+        self._stat_internal = 0
         self._stat_responses: dict[int, int] = {}
 
     # --- request handling (runs on the server thread)
 
     def handle(self, raw: RawRequest) -> Reply:
         """Answer one request; the transport-independent core that both servers call."""
+        taken = _Taken()
+        try:
+            return self._answer(raw, taken)
+        except Exception as exc:
+            return self._failed(raw, taken, exc)
+
+    def _answer(self, raw: RawRequest, taken: _Taken) -> Reply:
         received = time.time()
-        body = _parse_body(raw.body)
-        route = _Route(raw, body, self._ledger)
+        body = parse_body(raw.body)
+        route = Route(raw, body, self._ledger)
         with self._lock:
             self._count += 1
             self._stat_requests += 1
-            number = self._count
+            number = taken.number = self._count
+            taken.provider = route.provider
             headers = redact_headers(raw.headers)
             self._recorded.append(
                 RecordedRequest(
@@ -336,7 +356,7 @@ class ProviderEmulator:
                 )
             )
             rate = self._take_token(route)
-            pick, delay = self._pick(number, route, rate)
+            pick, delay = self._pick(number, route, rate, taken)
             under = self._peek() if isinstance(pick, Fault) and breaks_stream(pick) else None
             chunking = (self._chunk_size, self._chunk_delay)
         delay += self._latency
@@ -357,7 +377,7 @@ class ProviderEmulator:
                 tool_results=wire.tool_results(fields),
                 tools=wire.tool_names(fields),
             )
-            pick, extra = _call_script(function, request)
+            pick, extra = call_script(function, request)
             delay += extra
         if pick is None:
             pick = self._default_turn or Fault.bad_request(
@@ -408,7 +428,7 @@ class ProviderEmulator:
             reset_after=plan.reset_after,
         )
 
-    def _take_token(self, route: _Route) -> RateSnapshot | None:
+    def _take_token(self, route: Route) -> RateSnapshot | None:
         if self._bucket is None or route.provider is None or route.not_found:
             return None
         rate = self._bucket.take(time.monotonic())
@@ -417,7 +437,7 @@ class ProviderEmulator:
         return rate
 
     def _pick(
-        self, number: int, route: _Route, rate: RateSnapshot | None
+        self, number: int, route: Route, rate: RateSnapshot | None, taken: _Taken
     ) -> tuple[ScriptItem | None, float]:
         """The fault or turn for this request (None: ask the callable); and extra delay."""
         if route.provider is None or route.not_found:
@@ -426,7 +446,9 @@ class ProviderEmulator:
             style = "both" if self._rate_headers() else "seconds"
             return Fault.rate_limit(rate.retry_after, header_style=style), 0.0
         delay = 0.0
-        fault = self._schedule.pop(number, None) or self._take_injected()
+        fault = self._schedule.pop(number, None)
+        if fault is None:
+            fault = taken.injected = self._take_injected()
         if fault is not None and fault.kind == "latency":
             delay, fault = fault.seconds, None
         if fault is not None:
@@ -437,6 +459,7 @@ class ProviderEmulator:
             return route.rejection, delay
         while self._queue:
             item = self._queue.popleft()
+            taken.popped.append(item)
             if isinstance(item, Fault) and item.kind == "latency":
                 delay += item.seconds
                 continue
@@ -490,7 +513,7 @@ class ProviderEmulator:
         bucket = self._bucket
         return bucket is None or bucket.limit.headers
 
-    def _not_found(self, raw: RawRequest, route: _Route, now: float) -> Rendered:
+    def _not_found(self, raw: RawRequest, route: Route, now: float) -> Rendered:
         ctx = WireContext(route.model, {}, now, self._ids)
         if route.provider == "google" or "x-goog-api-key" in raw.headers:
             message = (
@@ -504,6 +527,21 @@ class ProviderEmulator:
             return WIRES["anthropic"].render_not_found("Not Found", ctx)
         return WIRES["openai"].render_not_found(f"Invalid URL ({raw.method} {raw.path})", ctx)
 
+    def _failed(self, raw: RawRequest, taken: _Taken, exc: Exception) -> Reply:
+        """Answer a request the emulator failed on, put back what it took, keep the error."""
+        with self._lock:
+            if taken.number is None:  # it failed before it was counted
+                self._count += 1
+                self._stat_requests += 1
+                taken.number = self._count
+            self._queue.extendleft(reversed(taken.popped))
+            if taken.injected is not None:
+                self._injected.appendleft((taken.injected, 1))
+            self._stat_internal += 1
+        error = record_of(exc, taken.number, taken.provider, raw.method, raw.path)
+        LOG.add(self._owner, error)
+        return self._finish(internal_error_reply(error))
+
     def _finish(self, reply: Reply) -> Reply:
         with self._lock:
             if reply.action == "hang":
@@ -515,24 +553,10 @@ class ProviderEmulator:
         return reply
 
 
-def _checked(items: Iterable[object]) -> list[ScriptItem]:
-    """The items, if each is a Turn or a Fault (a script typo should fail here, not later)."""
-    checked: list[ScriptItem] = []
-    for item in items:
-        if isinstance(item, Turn | Fault):
-            checked.append(item)
-        else:
-            raise TypeError(f"a script holds Turn and Fault values, not {type(item).__name__}")
-    return checked
-
-
-def _parse_body(raw: bytes) -> Any:
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw.decode("utf-8", errors="replace")
+def _check_fault(call: str, fault: object) -> None:
+    an_instance(
+        fault, Fault, f"ProviderEmulator.{call}", "fault", "a Fault (Fault.overloaded(), ...)"
+    )
 
 
 def _raw_fault(fault: Fault) -> Rendered:
@@ -546,17 +570,3 @@ def _raw_fault(fault: Fault) -> Rendered:
         data = json.dumps(body).encode()
     headers = {"content-type": content_type, **dict(fault.headers)}
     return Rendered(fault.status or 500, headers, data)
-
-
-def _call_script(
-    function: ScriptFunction, request: EmulatedRequest
-) -> tuple[ScriptItem | None, float]:
-    """Run the script callable; an exception becomes a 500 naming it, latency a delay."""
-    try:
-        item = function(request)
-    except Exception as exc:
-        message = f"wink emulator: the script callable raised {exc!r}"
-        return Fault(kind="server_error", status=500, message=message), 0.0
-    if isinstance(item, Fault) and item.kind == "latency":
-        return None, item.seconds
-    return item, 0.0

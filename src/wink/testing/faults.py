@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
+
+from ..core.foundation.checks import a_mapping, a_number, a_whole_number
+from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
 
 __all__ = ["Fault", "FaultKind", "HeaderStyle", "RateLimit", "StreamErrorKind"]
 
@@ -14,6 +18,9 @@ FaultKind = Literal[
     "overloaded",
     "bad_request",
     "unauthorized",
+    "permission_denied",
+    "not_found",
+    "context_window_exceeded",
     "latency",
     "hang",
     "drop_connection",
@@ -25,12 +32,18 @@ FaultKind = Literal[
     "stream_malformed",
     "stream_truncated",
 ]
+"""What a `Fault` does (`Fault.kind`); each has its constructor, e.g. `Fault.rate_limit()`."""
 HeaderStyle = Literal["seconds", "ms", "both"]
+"""Which retry header a 429 carries: `retry-after`, `retry-after-ms`, or both."""
 StreamErrorKind = Literal[
-    "overloaded", "server_error", "rate_limit", "quota_exhausted", "bad_request"
+    "overloaded",
+    "server_error",
+    "rate_limit",
+    "quota_exhausted",
+    "bad_request",
+    "context_window_exceeded",
 ]
 """Which error event `Fault.stream_error` sends, in the provider's own terms."""
-"""Which retry header a 429 carries: `retry-after`, `retry-after-ms`, or both."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,20 +78,22 @@ class Fault:
         cls, retry_after: float | None = 1.0, header_style: HeaderStyle | None = "seconds"
     ) -> Fault:
         """429 in the provider's rate-limit shape; Gemini carries `retry_after` in RetryInfo."""
-        _check_delay(retry_after)
+        _check_delay(retry_after, "rate_limit", "retry_after")
         return cls("rate_limit", status=429, retry_after=retry_after, header_style=header_style)
 
     @classmethod
     def quota_exhausted(cls, retry_after: float | None = None) -> Fault:
         """Out of credit: OpenAI 429 `insufficient_quota`, Anthropic 400, Gemini per-day 429."""
-        _check_delay(retry_after)
+        _check_delay(retry_after, "quota_exhausted", "retry_after")
         return cls("quota_exhausted", retry_after=retry_after)
 
     @classmethod
     def server_error(cls, status: int = 500) -> Fault:
         """A 5xx with the provider's server-error body."""
-        if not 500 <= status <= 599:
-            raise ValueError(f"server_error status must be 5xx, got {status}")
+        if not 500 <= a_whole_number(status, "Fault.server_error(status=...)", "status") <= 599:
+            raise ConfigurationError(
+                f"Fault.server_error(status=...) takes a 5xx status, got {status}", option="status"
+            )
         return cls("server_error", status=status)
 
     @classmethod
@@ -103,15 +118,33 @@ class Fault:
         return cls("unauthorized", status=401)
 
     @classmethod
+    def permission_denied(cls) -> Fault:
+        """403 in the provider's words: a key that may not use this model (OpenAI), an
+        Anthropic `permission_error`, a Gemini `PERMISSION_DENIED`."""
+        return cls("permission_denied", status=403)
+
+    @classmethod
+    def not_found(cls) -> Fault:
+        """404 for a model the provider does not know, naming the model asked for."""
+        return cls("not_found", status=404)
+
+    @classmethod
+    def context_window_exceeded(cls) -> Fault:
+        """400 saying the input does not fit the model's context window, in the provider's
+        words: OpenAI `context_length_exceeded`, Anthropic "prompt is too long", Gemini
+        "The input token count ... exceeds the maximum"."""
+        return cls("context_window_exceeded", status=400)
+
+    @classmethod
     def latency(cls, seconds: float) -> Fault:
         """Answer normally, `seconds` late."""
-        _check_delay(seconds)
+        _check_delay(seconds, "latency", "seconds")
         return cls("latency", seconds=seconds)
 
     @classmethod
     def hang(cls, seconds: float = 60.0) -> Fault:
         """Send nothing for `seconds`, then close the connection without an answer."""
-        _check_delay(seconds)
+        _check_delay(seconds, "hang", "seconds")
         return cls("hang", seconds=seconds)
 
     @classmethod
@@ -145,11 +178,14 @@ class Fault:
         is sent with chunked transfer encoding, one piece per chunk, `chunk_delay`
         seconds apart: a recorded stream, replayed cut anywhere.
         """
-        pairs = tuple((name.lower(), value) for name, value in (headers or {}).items())
-        sizes = tuple(chunks) if chunks is not None else None
-        if sizes is not None and (not sizes or any(size < 1 for size in sizes)):
-            raise ValueError("chunks must be piece sizes of at least 1 byte")
-        _check_delay(chunk_delay)
+        where = "Fault.http"
+        a_whole_number(status, f"{where}(status=...)", "status")
+        given: Mapping[Any, Any] = (
+            {} if headers is None else a_mapping(headers, f"{where}(headers=...)", "headers")
+        )
+        pairs = tuple((str(name).lower(), str(value)) for name, value in given.items())
+        sizes = _chunk_sizes(chunks)
+        _check_delay(chunk_delay, "http", "chunk_delay")
         return cls(
             "http", status=status, body=body, headers=pairs, chunks=sizes, chunk_delay=chunk_delay
         )
@@ -161,25 +197,25 @@ class Fault:
         """After `after` events, the provider's error event (Anthropic `overloaded_error`,
         an OpenAI error chunk, a Responses `error` + `response.failed`, a Gemini error
         object), then the end of the stream."""
-        _check_count(after)
+        _check_count(after, "stream_error")
         return cls("stream_error", after=after, error_kind=kind, message=message)
 
     @classmethod
     def stream_reset(cls, after: int = 3) -> Fault:
         """After `after` events, reset the connection (TCP RST, no end of the body)."""
-        _check_count(after)
+        _check_count(after, "stream_reset")
         return cls("stream_reset", after=after)
 
     @classmethod
     def stream_malformed(cls, after: int = 3) -> Fault:
         """After `after` events, one event whose JSON is cut off; the rest follows."""
-        _check_count(after)
+        _check_count(after, "stream_malformed")
         return cls("stream_malformed", after=after)
 
     @classmethod
     def stream_truncated(cls, after: int = 3) -> Fault:
         """After `after` events, end the body cleanly, without the terminal event."""
-        _check_count(after)
+        _check_count(after, "stream_truncated")
         return cls("stream_truncated", after=after)
 
 
@@ -196,17 +232,33 @@ class RateLimit:
     headers: bool = True
 
     def __post_init__(self) -> None:
-        if self.requests_per_second <= 0:
-            raise ValueError("requests_per_second must be positive")
-        if self.burst < 1:
-            raise ValueError("burst must be at least 1")
+        name = "requests_per_second"
+        a_number(self.requests_per_second, f"RateLimit({name}=...)", name, positive=True)
+        a_whole_number(self.burst, "RateLimit(burst=...)", "burst", minimum=1)
 
 
-def _check_delay(value: float | None) -> None:
-    if value is not None and value < 0:
-        raise ValueError(f"a delay cannot be negative, got {value}")
+def _check_delay(value: float | None, fault: str, name: str) -> None:
+    """A delay is None or a finite number of seconds >= 0."""
+    if value is not None:
+        a_number(value, f"Fault.{fault}({name}=...)", name, minimum=0)
 
 
-def _check_count(value: int) -> None:
-    if value < 0:
-        raise ValueError(f"after counts events and cannot be negative, got {value}")
+def _check_count(value: int, fault: str) -> None:
+    """`after` counts events: an int >= 0."""
+    a_whole_number(value, f"Fault.{fault}(after=...)", "after", minimum=0)
+
+
+def _chunk_sizes(chunks: object) -> tuple[int, ...] | None:
+    """`chunks` as a tuple of piece sizes of at least one byte each."""
+    if chunks is None:
+        return None
+    where = "Fault.http(chunks=...)"
+    if not isinstance(chunks, list | tuple):
+        raise InvalidArgumentError(
+            f"{where} takes a list of piece sizes in bytes, got {chunks!r}", argument="chunks"
+        )
+    if not chunks:
+        raise ConfigurationError(f"{where} takes at least one piece size", option="chunks")
+    return tuple(
+        a_whole_number(size, where, "chunks", minimum=1) for size in cast(list[object], chunks)
+    )

@@ -91,7 +91,9 @@ class EmulatorStats:
     """Counters since start (or the last `clear()`).
 
     `responses` maps status to count for answered requests; `throttled` counts the 429s the
-    rate limiter sent; `dropped` and `hung` count connections closed without an answer.
+    rate limiter sent; `dropped` and `hung` count connections closed without an answer;
+    `internal_errors` the requests the emulator failed to answer (a bug in it or in the
+    script callable: `ProviderEmulator.check()`), answered with status 418.
     """
 
     requests: int
@@ -99,6 +101,7 @@ class EmulatorStats:
     throttled: int
     dropped: int
     hung: int
+    internal_errors: int = 0
 
 
 def _flatten(content: Any) -> str:

@@ -8,13 +8,19 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from ..adapters.base import ProviderAdapter, WireRequest
-from ..core.errors import PromptEvaluationError
-from ..core.messages import ModelRequest, ModelResponse, ToolCall, Usage
+from ..adapters.base import ProviderAdapter
+from ..core.foundation.checks import kind_of
+from ..core.foundation.errors import InvalidArgumentError, PromptEvaluationError
+from ..core.foundation.events import EventSink
+from ..core.foundation.messages import ModelRequest, ModelResponse, ToolCall, Usage
+from ..core.transport.decoding import events_of
+from ..core.transport.http import EncodedRequest, HttpCalls, Transport, WireRequest
+from ..core.transport.runner import Exchanging, OnOpen
+from ..providers.base import Provider
 
-__all__ = ["ScriptedAdapter", "call", "final", "tool_turn"]
+__all__ = ["Scripted", "ScriptedAdapter", "call", "final", "tool_turn"]
 
 Step = ModelResponse | BaseException | Callable[[ModelRequest], "ModelResponse | BaseException"]
 
@@ -50,10 +56,106 @@ def final(text: str | object, *, usage: Usage | None = None) -> ModelResponse:
     )
 
 
+def _checked(steps: Iterable[object]) -> list[Step]:
+    """Each step is a response, an exception to raise, or a callable of the request."""
+    checked: list[Step] = []
+    for step in steps:
+        if not isinstance(step, ModelResponse | BaseException) and not callable(step):
+            raise InvalidArgumentError(
+                "a scripted step is a ModelResponse (final(...), tool_turn(...)), an exception "
+                f"to raise or a function of the request, got {kind_of(step)}",
+                argument="steps",
+            )
+        checked.append(cast(Step, step))
+    return checked
+
+
 @dataclass
 class _Script:
     steps: deque[Step] = field(default_factory=deque[Step])
     requests: list[ModelRequest] = field(default_factory=list[ModelRequest])
+
+
+class _NoCalls:
+    """A scripted adapter sends nothing: its exchange answers from the script."""
+
+    def post(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("a scripted adapter has no wire")  # pragma: no cover
+
+    async def post_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("a scripted adapter has no wire")  # pragma: no cover
+
+    def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("a scripted adapter has no wire")  # pragma: no cover
+
+    async def open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        raise NotImplementedError("a scripted adapter has no wire")  # pragma: no cover
+
+
+_NO_CALLS = _NoCalls()
+
+
+class Scripted(Provider):
+    """The scripted model's provider: no wire, no key; its client is a placeholder, so the
+    adapter's client lifecycle is the real one."""
+
+    name = "scripted"
+    telemetry_name = "scripted"
+
+    def make_client(self, *, sync: bool) -> Any:
+        return object()
+
+    def is_async_client(self, client: Any) -> bool:
+        return False
+
+    @property
+    def http_calls(self) -> HttpCalls:
+        return _NO_CALLS
+
+    def build_request(self, request: ModelRequest) -> WireRequest:  # pragma: no cover
+        raise NotImplementedError("a scripted adapter has no wire")
+
+    def parse_response(self, data: Any) -> ModelResponse:  # pragma: no cover
+        raise NotImplementedError("a scripted adapter has no wire")
+
+    def map_errors(
+        self, prompt_name: str, secrets: tuple[str, ...]
+    ) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
+class _ScriptExchange:
+    """The round trip of a scripted model: the next step of the script."""
+
+    def __init__(self, script: _Script) -> None:
+        self.script = script
+
+    async def request(self, request: ModelRequest, transport: Transport) -> ModelResponse:
+        script = self.script
+        script.requests.append(request)
+        if not script.steps:
+            raise PromptEvaluationError(
+                "the scripted model has no response left",
+                prompt_name=request.prompt_name,
+                phase="response",
+            )
+        step = script.steps.popleft()
+        if callable(step) and not isinstance(step, ModelResponse | BaseException):
+            step = step(request)
+        if isinstance(step, BaseException):
+            raise step
+        return step
+
+    async def stream(
+        self,
+        request: ModelRequest,
+        transport: Transport,
+        sink: EventSink,
+        opened: OnOpen | None = None,
+    ) -> ModelResponse:
+        response = await self.request(request, transport)
+        await sink.send(events_of(response))
+        return response
 
 
 class ScriptedAdapter(ProviderAdapter):
@@ -62,8 +164,13 @@ class ScriptedAdapter(ProviderAdapter):
     provider = "scripted"
 
     def __init__(self, steps: Iterable[Step] = (), *, model: str = "test", **options: Any) -> None:
+        if isinstance(steps, str | bytes) or not isinstance(cast(object, steps), Iterable):
+            raise InvalidArgumentError(
+                f"ScriptedAdapter(steps=...) takes a list of steps, got {kind_of(steps)}",
+                argument="steps",
+            )
+        self._script = _Script(deque(_checked(steps)))
         super().__init__(model, **options)
-        self._script = _Script(deque(steps))
 
     @property
     def requests(self) -> list[ModelRequest]:
@@ -71,32 +178,11 @@ class ScriptedAdapter(ProviderAdapter):
         return self._script.requests
 
     def add(self, *steps: Step) -> None:
-        self._script.steps.extend(steps)
+        self._script.steps.extend(_checked(steps))
 
-    def _make_client(self, *, sync: bool) -> Any:
-        return self._script
+    @classmethod
+    def _provider_type(cls, name: str) -> type[Provider]:
+        return Scripted
 
-    def _build_request(self, request: ModelRequest) -> WireRequest:  # pragma: no cover
-        raise NotImplementedError("a scripted adapter has no wire")
-
-    def _parse_response(self, data: Any, request: ModelRequest) -> ModelResponse:
-        raise NotImplementedError("a scripted adapter has no wire")  # pragma: no cover
-
-    def _map_errors(self, prompt_name: str) -> AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
-    async def _exchange(self, request: ModelRequest) -> ModelResponse:
-        self._clients_lease(request)  # the client lifecycle is the real one
-        self._script.requests.append(request)
-        if not self._script.steps:
-            raise PromptEvaluationError(
-                "the scripted model has no response left",
-                prompt_name=request.prompt_name,
-                phase="response",
-            )
-        step = self._script.steps.popleft()
-        if callable(step) and not isinstance(step, ModelResponse | BaseException):
-            step = step(request)
-        if isinstance(step, BaseException):
-            raise step
-        return step
+    def _make_exchange(self) -> Exchanging:
+        return _ScriptExchange(self._script)

@@ -28,7 +28,7 @@ Handler = Callable[["RawRequest"], "Reply"]
 
 _MAX_HEAD = 64 * 1024
 _MAX_BODY = 64 * 1024 * 1024
-_REASONS = {529: "Site is overloaded"}
+_REASONS = {529: "Site is overloaded", 418: "wink emulator internal error"}  # internal.py
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +69,12 @@ _LAST_CHUNK = b"0\r\n\r\n"
 
 
 def _reason(status: int) -> str:
+    if status in _REASONS:
+        return _REASONS[status]
     try:
         return HTTPStatus(status).phrase
     except ValueError:
-        return _REASONS.get(status, "Unknown")
+        return "Unknown"
 
 
 class _DateCache:

@@ -1,9 +1,12 @@
 """A scripted turn as the providers stream it (SSE), and the faults that break a stream.
 
 The turn is first rendered as the wire's whole answer (`WireFormat.render_turn`), so the
-ids, usage and finish reason of the stream are those of the non-streamed answer; the
-text and tool arguments are then cut into pieces of `chunk_size` characters, one event
-each, framed as each provider frames them (Gemini ends its events in `\\r\\n\\r\\n`).
+ids, usage, finish reason, thinking and signatures of the stream are those of the
+non-streamed answer; the text, thinking and tool arguments are then cut into pieces of
+`chunk_size` characters, one event each, framed as each provider frames them (Gemini
+ends its events in `\\r\\n\\r\\n`). What a provider sends whole in a stream (an
+Anthropic redacted thinking block or server tool result, a Gemini function call) is
+sent whole.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
+from ..core.foundation.checks import a_number, a_whole_number
 from .faults import Fault
 from .formats import dump
 from .records import Provider
@@ -55,11 +59,11 @@ class StreamPlan:
 
 def stream_settings(chunk_size: int, chunk_delay: float) -> tuple[int, float]:
     """The emulator's stream pace, checked: characters per event, seconds between."""
-    if chunk_size < 1:
-        raise ValueError(f"stream_chunk_size must be at least 1 character, got {chunk_size}")
-    if chunk_delay < 0:
-        raise ValueError(f"stream_chunk_delay cannot be negative, got {chunk_delay}")
-    return chunk_size, chunk_delay
+    size = a_whole_number(
+        chunk_size, "stream_chunk_size (characters per event)", "chunk_size", minimum=1
+    )
+    delay = a_number(chunk_delay, "stream_chunk_delay (seconds)", "chunk_delay", minimum=0)
+    return size, delay
 
 
 def split(text: str, size: int) -> list[str]:
@@ -217,6 +221,8 @@ def _responses(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) ->
     for index, item in enumerate(body["output"]):
         if item["type"] == "message":
             _responses_message(emit, index, item, size)
+        elif item["type"] == "reasoning":
+            _responses_reasoning(emit, index, item, size)
         else:
             _responses_call(emit, index, item, size)
     terminal = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
@@ -245,6 +251,23 @@ def _responses_message(
             emit(f"{kind}.delta", **where, delta=piece, **extra)
         emit(f"{kind}.done", **where, **({"refusal": text} if refusal else {"text": text}))
         emit("response.content_part.done", **where, part=part)
+    emit("response.output_item.done", output_index=index, item=item)
+
+
+def _responses_reasoning(
+    emit: Callable[..., None], index: int, item: dict[str, Any], size: int
+) -> None:
+    """A reasoning item: added with no summary, then each summary part as deltas (the
+    encrypted content, when included, rides on the item itself)."""
+    item_id = item["id"]
+    emit("response.output_item.added", output_index=index, item={**item, "summary": []})
+    for position, part in enumerate(item["summary"]):
+        where = {"item_id": item_id, "output_index": index, "summary_index": position}
+        emit("response.reasoning_summary_part.added", **where, part={**part, "text": ""})
+        for piece in split(part["text"], size):
+            emit("response.reasoning_summary_text.delta", **where, delta=piece)
+        emit("response.reasoning_summary_text.done", **where, text=part["text"])
+        emit("response.reasoning_summary_part.done", **where, part=part)
     emit("response.output_item.done", output_index=index, item=item)
 
 
@@ -291,32 +314,51 @@ def _anthropic(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) ->
     }
     emit("message_start", message=opening)
     for index, block in enumerate(body["content"]):
-        if block["type"] == "text":
-            emit("content_block_start", index=index, content_block={"type": "text", "text": ""})
-            if index == 0:
-                emit("ping")
-            for piece in split(block["text"], size):
-                emit(
-                    "content_block_delta", index=index, delta={"type": "text_delta", "text": piece}
-                )
-        else:
-            emit("content_block_start", index=index, content_block={**block, "input": {}})
-            if index == 0:
-                emit("ping")
-            arguments = json.dumps(block["input"], separators=(",", ":"), ensure_ascii=False)
-            emit(
-                "content_block_delta",
-                index=index,
-                delta={"type": "input_json_delta", "partial_json": ""},
-            )
-            for piece in split(arguments, size):
-                delta = {"type": "input_json_delta", "partial_json": piece}
-                emit("content_block_delta", index=index, delta=delta)
+        _anthropic_block(emit, index, block, size)
         emit("content_block_stop", index=index)
-    stop = {"stop_reason": body["stop_reason"], "stop_sequence": None}
+    stop = {
+        "stop_reason": body["stop_reason"],
+        "stop_sequence": None,
+        "stop_details": body.get("stop_details"),
+    }
     emit("message_delta", delta=stop, usage={"output_tokens": usage["output_tokens"]})
     emit("message_stop")
     return events
+
+
+def _anthropic_block(
+    emit: Callable[..., None], index: int, block: dict[str, Any], size: int
+) -> None:
+    """One content block: its start, then its text, thinking and signature, or input as
+    deltas; blocks that are not written piece by piece (redacted thinking, a server tool's
+    result) come whole in their start, as the API sends them."""
+    kind = block["type"]
+
+    def start(content_block: dict[str, Any]) -> None:
+        emit("content_block_start", index=index, content_block=content_block)
+        if index == 0:
+            emit("ping")
+
+    def delta(**fields: Any) -> None:
+        emit("content_block_delta", index=index, delta=fields)
+
+    if kind == "text":
+        start({"type": "text", "text": ""})
+        for piece in split(block["text"], size):
+            delta(type="text_delta", text=piece)
+    elif kind == "thinking":
+        start({"type": "thinking", "thinking": "", "signature": ""})
+        for piece in split(block["thinking"], size):
+            delta(type="thinking_delta", thinking=piece)
+        delta(type="signature_delta", signature=block["signature"])
+    elif kind in ("tool_use", "server_tool_use"):
+        start({**block, "input": {}})
+        delta(type="input_json_delta", partial_json="")
+        arguments = json.dumps(block["input"], separators=(",", ":"), ensure_ascii=False)
+        for piece in split(arguments, size):
+            delta(type="input_json_delta", partial_json=piece)
+    else:
+        start(block)
 
 
 # --- Gemini
@@ -335,7 +377,10 @@ def _google(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) -> li
     chunks: list[list[dict[str, Any]]] = []
     for part in parts:
         if "text" in part:
-            chunks.extend([{"text": piece}] for piece in split(part["text"], size))
+            kind = {"thought": True} if part.get("thought") else {}
+            chunks.extend([{"text": piece, **kind}] for piece in split(part["text"], size))
+            if "thoughtSignature" in part:  # a stream signs its text in a last, empty part
+                chunks.append([{"text": "", "thoughtSignature": part["thoughtSignature"]}])
         elif chunks and "functionCall" in chunks[-1][-1]:
             chunks[-1].append(part)  # parallel calls arrive together, in one event
         else:
@@ -389,6 +434,25 @@ _ERRORS: dict[str, dict[str, tuple[Any, ...]]] = {
         "openai": ("invalid_request_error", None, "Invalid request (wink emulator)."),
         "anthropic": ("invalid_request_error", None, "Invalid request (wink emulator)."),
         "google": (400, "INVALID_ARGUMENT", "Request contains an invalid argument."),
+    },
+    "context_window_exceeded": {
+        "openai": (
+            "invalid_request_error",
+            "context_length_exceeded",
+            "Your input exceeds the context window of this model. Please adjust your input "
+            "and try again.",
+        ),
+        "anthropic": (
+            "invalid_request_error",
+            None,
+            "prompt is too long: 208656 tokens > 200000 maximum",
+        ),
+        "google": (
+            400,
+            "INVALID_ARGUMENT",
+            "The input token count (1200293) exceeds the maximum number of tokens allowed "
+            "(1048576).",
+        ),
     },
 }
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, Literal, TypedDict, Unpack, cast
+
+from ..core.foundation.checks import kind_of
+from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
 
 __all__ = [
     "EmulatedThinking",
@@ -86,8 +89,22 @@ ThinkingInput = str | EmulatedThinking | Sequence[str | EmulatedThinking] | None
 def _thinking(value: ThinkingInput) -> tuple[EmulatedThinking, ...]:
     if value is None:
         return ()
-    items = [value] if isinstance(value, str | EmulatedThinking) else list(value)
-    return tuple(EmulatedThinking(item) if isinstance(item, str) else item for item in items)
+    given = cast(object, value)
+    items = [given] if isinstance(given, str | EmulatedThinking) else given
+    if not isinstance(items, list | tuple):
+        raise InvalidArgumentError(
+            f"thinking= takes a text, an EmulatedThinking or a list of them, got {kind_of(given)}",
+            argument="thinking",
+        )
+    parts: list[EmulatedThinking] = []
+    for item in cast(list[object], items):
+        if not isinstance(item, str | EmulatedThinking):
+            raise InvalidArgumentError(
+                f"thinking= parts are texts or EmulatedThinking, got {kind_of(item)}",
+                argument="thinking",
+            )
+        parts.append(EmulatedThinking(item) if isinstance(item, str) else item)
+    return tuple(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +147,9 @@ class Turn:
         """A turn that calls one or more tools (kept in order), optionally with some text,
         after `thinking` if given."""
         if not calls:
-            raise ValueError("Turn.tool_calls needs at least one EmulatedToolCall")
+            raise ConfigurationError(
+                "Turn.tool_calls needs at least one EmulatedToolCall", option="calls"
+            )
         return cls(
             content=text,
             calls=calls,
@@ -157,7 +176,13 @@ class Turn:
     @classmethod
     def json(cls, value: Any, *, finish: Finish = "stop", **usage: Unpack[UsageFields]) -> Turn:
         """A structured-output answer: a text turn whose text is `value` as JSON."""
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        try:
+            text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        except (TypeError, ValueError) as error:
+            raise InvalidArgumentError(
+                f"Turn.json(value=...) takes a JSON value, got {kind_of(value)}: {error}",
+                argument="value",
+            ) from error
         return cls(content=text, usage=EmulatedUsage(**usage), finish=finish)
 
     @classmethod

@@ -48,7 +48,8 @@ class AnthropicWire:
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         content = self._thinking(turn, ctx)
         thought = bool(content)
-        if turn.content is not None:
+        refused = turn.finish == "refusal"  # the words go in stop_details.explanation
+        if turn.content is not None and not refused:
             content.append({"type": "text", "text": turn.content})
         calls = [
             {
@@ -81,7 +82,7 @@ class AnthropicWire:
         if usage.reasoning_tokens:
             usage_body["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
         stop_details = (
-            {"type": "refusal", "category": None, "explanation": None}
+            {"type": "refusal", "category": None, "explanation": turn.content if refused else None}
             if stop_reason == "refusal"
             else None
         )
@@ -168,6 +169,17 @@ class AnthropicWire:
         if kind == "unauthorized":
             message = fault_message(fault, "invalid x-api-key")
             return self.error(ctx, 401, "authentication_error", message)
+        if kind == "permission_denied":
+            message = fault_message(
+                fault, "Your API key does not have permission to use the specified resource."
+            )
+            return self.error(ctx, 403, "permission_error", message)
+        if kind == "not_found":
+            message = fault_message(fault, f"model: {ctx.model or 'claude-sonnet-4-6'}")
+            return self.error(ctx, 404, "not_found_error", message)
+        if kind == "context_window_exceeded":
+            message = fault_message(fault, "prompt is too long: 208656 tokens > 200000 maximum")
+            return self.error(ctx, 400, "invalid_request_error", message)
         if kind == "wrong_shape":
             body = fault.body
             if body is None:

@@ -99,12 +99,10 @@ class GoogleWire:
 
     def _candidate(self, turn: Turn, ctx: WireContext) -> dict[str, Any]:
         parts: list[dict[str, Any]] = []
-        if _includes_thoughts(ctx.body):
-            parts.extend(
-                {"text": thought.text, "thought": True}
-                for thought in turn.thinking
-                if not thought.redacted
-            )
+        shown = [thought.text for thought in turn.thinking if not thought.redacted]
+        if shown and _includes_thoughts(ctx.body):
+            # One thought part, the summary of it all (a stream could not tell two apart).
+            parts.append({"text": "\n\n".join(shown), "thought": True})
         if turn.content is not None:
             parts.append({"text": turn.content})
         calls: list[dict[str, Any]] = []
@@ -168,6 +166,25 @@ class GoogleWire:
             ]
             message = fault_message(fault, "API key not valid. Please pass a valid API key.")
             return self.error(ctx, 401, "UNAUTHENTICATED", message, details)
+        if kind == "permission_denied":
+            message = fault_message(fault, "Permission denied on resource project wink-emulator.")
+            return self.error(ctx, 403, "PERMISSION_DENIED", message)
+        if kind == "not_found":
+            model = ctx.model or "gemini-2.5-flash"
+            message = fault_message(
+                fault,
+                f"models/{model} is not found for API version v1beta, or is not supported "
+                "for generateContent. Call ModelService.ListModels to see the list of "
+                "available models and their supported methods.",
+            )
+            return self.error(ctx, 404, "NOT_FOUND", message)
+        if kind == "context_window_exceeded":
+            message = fault_message(
+                fault,
+                "The input token count (1200293) exceeds the maximum number of tokens "
+                "allowed (1048576).",
+            )
+            return self.error(ctx, 400, "INVALID_ARGUMENT", message)
         if kind == "wrong_shape":
             body = fault.body
             if body is None:

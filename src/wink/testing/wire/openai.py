@@ -25,6 +25,14 @@ _SERVER_ERRORS = {
     504: "Gateway timeout.",
 }
 _FINISH_REASONS = {"stop": "stop", "length": "length", "content_filter": "content_filter"}
+_REJECTIONS = frozenset({"permission_denied", "not_found", "context_window_exceeded"})
+_CHAT_CONTEXT_WINDOW = (
+    "This model's maximum context length is 128000 tokens. However, your messages resulted "
+    "in 131072 tokens. Please reduce the length of the messages."
+)
+_RESPONSES_CONTEXT_WINDOW = (
+    "Your input exceeds the context window of this model. Please adjust your input and try again."
+)
 
 
 class OpenAIWireBase:
@@ -90,6 +98,8 @@ class OpenAIWireBase:
                 "https://platform.openai.com/account/api-keys.",
             )
             return self.error(ctx, 401, message, "invalid_request_error", "invalid_api_key")
+        if kind in _REJECTIONS:
+            return self._rejected(fault, ctx)
         if kind == "wrong_shape":
             body = fault.body if fault.body is not None else self.wrong_shape(ctx)
             return Rendered(200, self.headers(ctx), dump(body))
@@ -100,6 +110,27 @@ class OpenAIWireBase:
 
     def wrong_shape(self, ctx: WireContext) -> dict[str, Any]:
         return {"foo": 1}
+
+    def _rejected(self, fault: Fault, ctx: WireContext) -> Rendered:
+        """A 403, 404 or context-window 400, as OpenAI words them (docs/adapters/openai.md)."""
+        model = ctx.model or "gpt-4.1"
+        if fault.kind == "context_window_exceeded":
+            text, param = (
+                (_RESPONSES_CONTEXT_WINDOW, "input")
+                if self.provider == "openai-responses"
+                else (_CHAT_CONTEXT_WINDOW, "messages")
+            )
+            message = fault_message(fault, text)
+            return self.error(
+                ctx, 400, message, "invalid_request_error", "context_length_exceeded", param
+            )
+        if fault.kind == "not_found":
+            text = f"The model `{model}` does not exist or you do not have access to it."
+        else:  # OpenAI answers a model the project may not use with 403 model_not_found
+            text = f"Project `proj_wink_emulator` does not have access to model `{model}`"
+        status = 404 if fault.kind == "not_found" else 403
+        message = fault_message(fault, text)
+        return self.error(ctx, status, message, "invalid_request_error", "model_not_found")
 
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger

@@ -1,0 +1,133 @@
+"""The public names of `wink`, each with the module that defines it: the one list.
+
+Type checkers read the names from here; at run time `wink/__init__.py` reads this file
+and imports each name on first access. Add a public name here and nowhere else.
+"""
+
+__version__: str
+
+from .adapters.base import (
+    ProviderAdapter as ProviderAdapter,
+)
+from .adapters.fallback import (
+    FallbackAdapter as FallbackAdapter,
+)
+from .adapters.named import (
+    AnthropicAdapter as AnthropicAdapter,
+    GoogleAdapter as GoogleAdapter,
+    OpenAIAdapter as OpenAIAdapter,
+    OpenAIResponsesAdapter as OpenAIResponsesAdapter,
+)
+from .adapters.options import (
+    AdapterOptions as AdapterOptions,
+)
+from .adapters.registry import (
+    create_adapter as create_adapter,
+)
+from .core.agent.loop import (
+    PromptResponse as PromptResponse,
+)
+from .core.agent.stream import (
+    AsyncPromptStream as AsyncPromptStream,
+    PromptStream as PromptStream,
+)
+from .core.foundation.errors import (
+    AllAdaptersFailedError as AllAdaptersFailedError,
+    AllAdaptersThrottledError as AllAdaptersThrottledError,
+    AuthenticationError as AuthenticationError,
+    BadRequestError as BadRequestError,
+    CircularDependencyError as CircularDependencyError,
+    ConfigurationError as ConfigurationError,
+    ContentFilteredError as ContentFilteredError,
+    ContextWindowExceededError as ContextWindowExceededError,
+    DeadlineExceededError as DeadlineExceededError,
+    DuplicateBindingError as DuplicateBindingError,
+    EvaluationPhase as EvaluationPhase,
+    InvalidArgumentError as InvalidArgumentError,
+    NotFoundError as NotFoundError,
+    OutputTruncatedError as OutputTruncatedError,
+    PermissionDeniedError as PermissionDeniedError,
+    PromptError as PromptError,
+    PromptEvaluationError as PromptEvaluationError,
+    PromptRenderError as PromptRenderError,
+    PromptValidationError as PromptValidationError,
+    ProviderError as ProviderError,
+    RefusalError as RefusalError,
+    ResourceError as ResourceError,
+    RestoreFailedError as RestoreFailedError,
+    SnapshotError as SnapshotError,
+    SnapshotRestoreError as SnapshotRestoreError,
+    StreamNotFinishedError as StreamNotFinishedError,
+    ThrottleDetails as ThrottleDetails,
+    ThrottleError as ThrottleError,
+    ThrottleKind as ThrottleKind,
+    ToolValidationError as ToolValidationError,
+    TransactionError as TransactionError,
+    UnboundResourceError as UnboundResourceError,
+    UnsendableValueError as UnsendableValueError,
+    UnsupportedSettingWarning as UnsupportedSettingWarning,
+    VisibilityExpansionRequired as VisibilityExpansionRequired,
+    WinkError as WinkError,
+)
+from .core.foundation.events import (
+    AdapterSwitched as AdapterSwitched,
+    OutputRejected as OutputRejected,
+    PromptExecuted as PromptExecuted,
+    PromptFailed as PromptFailed,
+    PromptRendered as PromptRendered,
+    RequestRetried as RequestRetried,
+    RoundFinished as RoundFinished,
+    RoundRestarted as RoundRestarted,
+    StreamEvent as StreamEvent,
+    TextDelta as TextDelta,
+    ThinkingDelta as ThinkingDelta,
+    ThinkingReceived as ThinkingReceived,
+    ToolCallReady as ToolCallReady,
+    ToolCallStarted as ToolCallStarted,
+    ToolInvoked as ToolInvoked,
+    UsageReported as UsageReported,
+)
+from .core.foundation.limits import (
+    Budget as Budget,
+    Deadline as Deadline,
+)
+from .core.foundation.messages import (
+    FinishReason as FinishReason,
+    Usage as Usage,
+)
+from .core.foundation.results import (
+    ToolResult as ToolResult,
+)
+from .core.foundation.settings import (
+    ModelSettings as ModelSettings,
+    Thinking as Thinking,
+)
+from .core.prompting.prompt import (
+    MarkdownSection as MarkdownSection,
+    Prompt as Prompt,
+    apply_visibility as apply_visibility,
+)
+from .core.prompting.resources import (
+    ResourceBinding as ResourceBinding,
+)
+from .core.prompting.session import (
+    Session as Session,
+    Snapshot as Snapshot,
+)
+from .core.prompting.tools import (
+    Tool as Tool,
+    ToolContext as ToolContext,
+)
+from .core.telemetry.log import (
+    configure_logging as configure_logging,
+)
+from .core.throttling.limiter import (
+    InProcessLimiter as InProcessLimiter,
+    Limiter as Limiter,
+)
+from .core.throttling.redis import (
+    RedisLimiter as RedisLimiter,
+)
+from .core.throttling.retry import (
+    RetryPolicy as RetryPolicy,
+)

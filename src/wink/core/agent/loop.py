@@ -1,0 +1,555 @@
+"""THE evaluation loop, written once for every provider.
+
+render -> request -> parse -> execute tool calls (failures included) -> repeat until a
+final answer -> parse structured output (an answer that does not validate goes back to
+the model: `wink.core.agent.answers`) -> `PromptResponse`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any, Generic, Protocol
+
+from ..foundation.errors import (
+    ContentFilteredError,
+    DeadlineExceededError,
+    EvaluationPhase,
+    OutputTruncatedError,
+    PromptEvaluationError,
+    RefusalError,
+    ThrottleError,
+    WinkError,
+)
+from ..foundation.events import (
+    EventSink,
+    OutputRejected,
+    PromptExecuted,
+    PromptFailed,
+    PromptRendered,
+    RequestRetried,
+    RoundFinished,
+    RoundRestarted,
+    ThinkingReceived,
+    ToolInvoked,
+)
+from ..foundation.limits import Budget, BudgetTracker, Deadline
+from ..foundation.messages import (
+    AssistantMessage,
+    FinishReason,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    OutputSpec,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    UserMessage,
+    is_output_tool,
+)
+from ..prompting.prompt import OutputT, Prompt
+from ..prompting.session import Session
+from ..telemetry.spans import Telemetry, current_trace, traced_evaluation
+from ..throttling.retry import RetryPolicy
+from .answers import DEFAULT_MAX_OUTPUT_RETRIES, Rejection, StructuredAnswers
+from .executor import ToolExecution, ToolExecutor, wire_safe_call
+
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_RETRIES",
+    "DEFAULT_MAX_ROUNDS",
+    "LoopSettings",
+    "ModelClient",
+    "PromptResponse",
+    "publish",
+    "run_evaluation",
+]
+
+_ONE_REQUEST = Usage(requests=1)
+_ANSWERED = 200  # the status of every answer the loop reads (an error status raised)
+_REFUSAL_SHOWN = 300  # characters of a refusal quoted in the error's message
+# An answer that ended without a usable final answer: the class it raises, and why.
+_UNFINISHED: dict[FinishReason, tuple[type[PromptEvaluationError], str]] = {
+    "length": (OutputTruncatedError, "the response was cut off at the output token limit"),
+    "content_filter": (
+        ContentFilteredError,
+        "the response was blocked by the provider's content filter",
+    ),
+    "refusal": (RefusalError, "the model refused to answer"),
+    "error": (PromptEvaluationError, "the provider reported an error instead of an answer"),
+}
+
+
+class ModelClient(Protocol):
+    """What the loop needs from an adapter: one request in, one parsed response out.
+
+    `stream` is `request` with the answer fed to `sink` as it arrives. Both raise
+    `ThrottleError` / `PromptEvaluationError`, never an SDK exception; `redact` cleans
+    a provider payload of the adapter's secrets before it goes into an error. `name` is
+    the serving adapter's ("provider:model"), `system` its provider's
+    `gen_ai.provider.name` (for tracing).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def system(self) -> str: ...
+
+    async def request(self, request: ModelRequest) -> ModelResponse: ...
+
+    async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse: ...
+
+    def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+DEFAULT_MAX_ROUNDS = 50  # a model that never stops calling tools must not run forever
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSettings:
+    """How one evaluation behaves; adapters fill it from their options and the call's."""
+
+    retry_policy: RetryPolicy
+    graceful_tool_errors: bool = True
+    max_failed_tool_rounds: int | None = 8
+    max_rounds: int | None = DEFAULT_MAX_ROUNDS
+    max_output_retries: int | None = DEFAULT_MAX_OUTPUT_RETRIES  # see wink.core.agent.answers
+    telemetry: Telemetry | None = None  # spans (wink.core.telemetry.spans); None: no tracing
+
+
+@dataclass(frozen=True, slots=True)
+class PromptResponse(Generic[OutputT]):
+    """The final answer: text, parsed structured output (if asked for), and what it cost."""
+
+    prompt_name: str
+    text: str | None
+    output: OutputT | None
+    usage: Usage
+    finish_reason: FinishReason
+    rounds: int
+    tool_invocations: tuple[ToolInvoked, ...] = ()
+    thinking: str | None = None  # the readable thinking of every round, where shown
+
+
+@dataclass(slots=True)
+class _Progress:
+    """Where an evaluation is, so a failure is reported in the phase it happened in."""
+
+    phase: EvaluationPhase = "request"
+    rounds: int = 0
+
+
+async def run_evaluation(
+    client: ModelClient,
+    prompt: Prompt[OutputT],
+    *,
+    session: Session,
+    settings: LoopSettings,
+    deadline: Deadline | None = None,
+    budget: Budget | None = None,
+    sink: EventSink | None = None,
+) -> PromptResponse[OutputT]:
+    """Drive `prompt` to a final answer through `client`; see the module docstring.
+
+    With a `sink`, every request is streamed into it and the loop adds its own events
+    (`ToolInvoked` as each tool finishes, `RoundFinished`, `RoundRestarted`): the same
+    loop, its progress made visible. Whatever fails, the caller gets a `WinkError` and
+    the session a `PromptFailed` event; an exception that is not a `WinkError` (a bug,
+    in wink or in user code such as a reducer) is wrapped, labelled with the phase it
+    happened in.
+    """
+    progress = _Progress()
+    tracker = BudgetTracker(budget, prompt_name=prompt.name)
+    with traced_evaluation(settings.telemetry, prompt.name, client):
+        try:
+            return await _evaluate(
+                client, prompt, session, settings, deadline, tracker, progress, sink
+            )
+        except WinkError as error:
+            _record_failure(session, client, prompt.name, error, progress, tracker)
+            raise
+        except Exception as error:
+            failure = PromptEvaluationError(
+                f"unexpected {type(error).__name__} during the {progress.phase} phase: {error}",
+                prompt_name=prompt.name,
+                phase=progress.phase,
+            )
+            _record_failure(session, client, prompt.name, failure, progress, tracker)
+            raise failure from error
+
+
+def _record_failure(
+    session: Session,
+    client: ModelClient,
+    name: str,
+    failure: WinkError,
+    progress: _Progress,
+    tracker: BudgetTracker,
+) -> None:
+    phase = failure.phase if isinstance(failure, PromptEvaluationError) else None
+    event = PromptFailed(
+        prompt_name=name,
+        adapter=client.name,
+        phase=phase,
+        error=failure,
+        rounds=progress.rounds,
+        usage=tracker.usage,
+    )
+    trace = current_trace()
+    if trace is not None:
+        trace.record(event)
+    with contextlib.suppress(Exception):  # a failing reducer must not mask the failure
+        session.dispatch(event)
+
+
+async def _evaluate(
+    client: ModelClient,
+    prompt: Prompt[OutputT],
+    session: Session,
+    settings: LoopSettings,
+    deadline: Deadline | None,
+    tracker: BudgetTracker,
+    progress: _Progress,
+    sink: EventSink | None,
+) -> PromptResponse[OutputT]:
+    name = prompt.name
+    rendered = prompt.render(session=session)
+    session.dispatch(
+        PromptRendered(
+            prompt_name=name,
+            adapter=client.name,
+            text=rendered.text,
+            tool_names=tuple(tool.name for tool in rendered.tools),
+        )
+    )
+    specs = tuple(
+        ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in rendered.tools
+    )
+    messages: list[Message] = [UserMessage(rendered.text)]
+    invocations: list[ToolInvoked] = []
+    thoughts: list[str] = []
+    failed_rounds = 0
+    output: Any = None
+    answers = (
+        StructuredAnswers(rendered.output_type, settings.max_output_retries, name)
+        if rendered.output_type is not None
+        else None
+    )
+    with prompt.resources.open_scope() as scope:
+        executor = ToolExecutor(
+            {tool.name: tool for tool in rendered.tools},
+            session=session,
+            resources=scope,
+            prompt_name=name,
+            adapter=client.name,
+            deadline=deadline,
+            graceful_default=settings.graceful_tool_errors,
+        )
+        while True:
+            progress.rounds += 1
+            limit = settings.max_rounds
+            if limit is not None and progress.rounds > limit:
+                raise PromptEvaluationError(
+                    f"no final answer after {limit} rounds (max_rounds={limit}); the model "
+                    "kept calling tools",
+                    prompt_name=name,
+                    phase="budget",
+                )
+            progress.phase = "request"
+            request = ModelRequest(name, tuple(messages), specs, rendered.output, deadline=deadline)
+            response = await _request(
+                client, request, settings, tracker, deadline, session, sink, progress.rounds
+            )
+            progress.phase = "response"
+            _note_thinking(session, client, name, progress.rounds, response, thoughts)
+            if response.finish_reason == "paused":  # a long turn, stopped part-way: it goes
+                messages.append(_echo(response))  # back unchanged and the model goes on
+                if sink is not None:
+                    await sink.send(
+                        [RoundFinished(progress.rounds, response.finish_reason, response.usage, 0)]
+                    )
+                continue
+            calls, answer = _split_output_call(response, rendered.output)
+            if response.finish_reason == "error" or (not calls and answer is None):
+                _check_finished(client, response, rendered.output_type, name)
+                reply: Message | None = None
+                if answers is not None:
+                    output, rejected = answers.parse_text(response.text or "")
+                    if rejected is not None:
+                        reply = _reject(session, client, progress.rounds, answers, rejected, sink)
+                if sink is not None:
+                    await sink.send(
+                        [RoundFinished(progress.rounds, response.finish_reason, response.usage, 0)]
+                    )
+                if reply is None:
+                    final_text = response.text
+                    break
+                if response.text:  # the answer stays in the transcript, the reply follows
+                    messages.append(_echo(response))
+                messages.append(reply)
+                continue
+            reply = None
+            if answer is not None and answers is not None:
+                output, rejected = answers.parse_call(answer)
+                if rejected is not None:  # past the limit, the turn's other calls do not run
+                    reply = _reject(session, client, progress.rounds, answers, rejected, sink)
+            messages.append(_echo(response))
+            progress.phase = "tool"
+            executor.adapter = client.name  # the adapter that served this round (fallback)
+            if not calls:
+                executions = []
+            elif sink is None:
+                executions = await executor.execute(calls)
+            else:
+                executions = await executor.execute(calls, lambda event: sink.put([event]))
+            if sink is not None:
+                finished = RoundFinished(
+                    progress.rounds,
+                    response.finish_reason,
+                    response.usage,
+                    len(response.tool_calls),
+                )
+                await sink.send([finished])
+            messages.extend(execution.to_message() for execution in executions)
+            invocations.extend(session[ToolInvoked][-len(executions) :] if executions else ())
+            if answer is not None and reply is None:
+                # The structured answer, given through its tool: the evaluation ends here;
+                # the calls beside it in the same turn have run (nothing is dropped).
+                final_text = answer.arguments_json()
+                response = replace(response, finish_reason="stop")
+                break
+            if reply is not None:
+                messages.append(reply)
+            if executions:  # a rejected answer alone is counted by max_output_retries
+                failed_rounds = failed_rounds + 1 if _all_failed(executions) else 0
+            failed_limit = settings.max_failed_tool_rounds
+            if failed_limit is not None and failed_rounds >= failed_limit:
+                last = executions[-1].result.message
+                raise PromptEvaluationError(
+                    f"{failed_rounds} consecutive tool rounds failed; last failure: {last}",
+                    prompt_name=name,
+                    phase="tool",
+                )
+    result: PromptResponse[OutputT] = PromptResponse(
+        prompt_name=name,
+        text=final_text,
+        output=output,
+        usage=tracker.usage,
+        finish_reason=response.finish_reason,
+        rounds=progress.rounds,
+        tool_invocations=tuple(invocations),
+        thinking="\n\n".join(thoughts) if thoughts else None,
+    )
+    executed = PromptExecuted(
+        prompt_name=name,
+        adapter=client.name,
+        text=final_text,
+        output=output,
+        usage=tracker.usage,
+        rounds=progress.rounds,
+        thinking=result.thinking,
+    )
+    publish(session, executed)
+    return result
+
+
+def publish(session: Session, event: object) -> None:
+    """An event of this evaluation: on its trace (if traced), then in the session."""
+    trace = current_trace()
+    if trace is not None:
+        trace.record(event)
+    session.dispatch(event)
+
+
+def _note_thinking(
+    session: Session,
+    client: ModelClient,
+    name: str,
+    round_number: int,
+    response: ModelResponse,
+    thoughts: list[str],
+) -> None:
+    """Readable thinking goes to the session as it arrives, and into the final answer."""
+    text = response.thinking_text
+    if text is None:
+        return
+    thoughts.append(text)
+    session.dispatch(
+        ThinkingReceived(prompt_name=name, adapter=client.name, round=round_number, text=text)
+    )
+
+
+def _echo(response: ModelResponse) -> AssistantMessage:
+    """The model's turn as it goes back in the transcript. A call whose arguments JSON
+    cannot carry (a lone surrogate, NaN) is refused by the executor; its echo is sent in a
+    form the provider accepts, so the next request can say why."""
+    message = response.to_message()
+    calls = tuple(wire_safe_call(call) for call in message.tool_calls)
+    if all(new is old for new, old in zip(calls, message.tool_calls, strict=True)):
+        return message
+    return replace(message, tool_calls=calls)
+
+
+def _split_output_call(
+    response: ModelResponse, output: OutputSpec | None
+) -> tuple[tuple[ToolCall, ...], ToolCall | None]:
+    """(the calls to run, the structured-output call if the model made one).
+
+    Providers that take structured output as a tool (see `output_tool_spec`) report the
+    call like any other; which call is the answer is decided here, once for all of them.
+    """
+    if output is None or not response.tool_calls:
+        return response.tool_calls, None
+    answer: ToolCall | None = None
+    calls: list[ToolCall] = []
+    for call in response.tool_calls:
+        if answer is None and is_output_tool(call.name, output):
+            answer = call
+        else:
+            calls.append(call)
+    return tuple(calls), answer
+
+
+def _reject(
+    session: Session,
+    client: ModelClient,
+    round_number: int,
+    answers: StructuredAnswers,
+    rejected: Rejection,
+    sink: EventSink | None,
+) -> Message:
+    """Record a structured answer that did not validate (session, trace, stream); raise
+    past `max_output_retries`, else return what the model reads next."""
+    event = OutputRejected(
+        prompt_name=answers.prompt_name,
+        adapter=client.name,
+        round=round_number,
+        attempt=rejected.attempt,
+        via=rejected.via,
+        answer=rejected.answer,
+        problems=rejected.problems,
+        error=rejected.error,
+    )
+    publish(session, event)
+    if sink is not None:
+        sink.put([event])
+    if answers.exhausted(rejected):
+        payload = client.redact(rejected.payload())
+        raise answers.failure(rejected, payload) from rejected.error
+    return answers.reply(rejected)
+
+
+async def _request(
+    client: ModelClient,
+    request: ModelRequest,
+    settings: LoopSettings,
+    tracker: BudgetTracker,
+    deadline: Deadline | None,
+    session: Session,
+    sink: EventSink | None,
+    round_number: int,
+) -> ModelResponse:
+    if deadline is not None:
+        deadline.check(prompt_name=request.prompt_name, step="the provider request")
+    tracker.before_request()
+    seen = sink.count if sink is not None else 0  # events yielded before this attempt
+
+    def on_retry(error: ThrottleError, wait: float) -> None:
+        nonlocal seen
+        if sink is not None and sink.count != seen:
+            # The failed attempt was partly yielded: the caller must drop it.
+            sink.put([RoundRestarted(round_number, error.details.attempts + 1, error)])
+            seen = sink.count
+        record_retry(session, request.prompt_name, client.name, error, wait)
+
+    try:
+        if sink is None:
+            response = await settings.retry_policy.call(
+                lambda: client.request(request), deadline=deadline, on_retry=on_retry
+            )
+        else:
+            response = await settings.retry_policy.call(
+                lambda: client.stream(request, sink), deadline=deadline, on_retry=on_retry
+            )
+    except ThrottleError as error:
+        # A request cut short by the deadline is the deadline's failure, not the provider's.
+        if deadline is not None and deadline.expired():
+            raise DeadlineExceededError(
+                f"deadline passed during the provider request ({error.details.kind})",
+                prompt_name=request.prompt_name,
+            ) from error
+        raise
+    tracker.record(response.usage + _ONE_REQUEST)
+    return response
+
+
+def record_retry(
+    session: Session, prompt_name: str, adapter: str, error: ThrottleError, wait: float
+) -> None:
+    """Record that `adapter` will retry after `wait` seconds (session and trace)."""
+    event = RequestRetried(
+        prompt_name=prompt_name,
+        adapter=adapter,
+        kind=error.details.kind,
+        attempt=error.details.attempts,
+        wait=timedelta(seconds=wait),
+        status_code=error.details.status_code,
+    )
+    publish(session, event)
+
+
+def _all_failed(executions: Sequence[ToolExecution]) -> bool:
+    return all(not execution.result.success for execution in executions)
+
+
+def _check_finished(
+    client: ModelClient, response: ModelResponse, output_type: type[Any] | None, name: str
+) -> None:
+    """Raise when the final turn is no answer at all (cut off, refused, blocked, empty);
+    a structured answer is then parsed by `StructuredAnswers`."""
+    unfinished = _UNFINISHED.get(response.finish_reason)  # "error" too, even with calls
+    if unfinished is not None:
+        raise _unfinished(client, response, name, _payload(client, response), *unfinished)
+    if output_type is None and not response.text:
+        raise PromptEvaluationError(
+            "the model returned neither text nor tool calls",
+            prompt_name=name,
+            phase="response",
+            provider_payload=_payload(client, response),
+            status_code=_ANSWERED,
+            finish_reason=response.finish_reason,
+        )
+
+
+def _payload(client: ModelClient, response: ModelResponse) -> dict[str, Any] | None:
+    """The answer as an error shows it, cleaned of secrets (made only for an error)."""
+    return client.redact(response.raw) if response.raw is not None else None
+
+
+def _unfinished(
+    client: ModelClient,
+    response: ModelResponse,
+    name: str,
+    raw: dict[str, Any] | None,
+    kind: type[PromptEvaluationError],
+    problem: str,
+) -> PromptEvaluationError:
+    """The error for an answer that ended without a usable final answer, with its words
+    in neutral form (the same fields on every wire format), cleaned of secrets."""
+    words = client.redact({"refusal": response.refusal, "partial": response.text or None})
+    refusal, partial = words["refusal"], words["partial"]
+    if refusal:
+        quoted = refusal if len(refusal) <= _REFUSAL_SHOWN else refusal[:_REFUSAL_SHOWN] + "..."
+        problem = f"{problem}: {quoted}"
+    return kind(
+        problem,
+        prompt_name=name,
+        phase="response",
+        provider_payload=raw,
+        status_code=_ANSWERED,
+        finish_reason=response.finish_reason,
+        refusal=refusal,
+        partial_text=partial,
+    )

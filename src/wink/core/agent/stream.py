@@ -1,0 +1,288 @@
+"""`adapter.stream()` / `adapter.stream_async()`: the one loop, its events yielded.
+
+The evaluation is the same coroutine `evaluate()` runs (`wink.core.agent.loop`), started as a
+task whose sink is a bounded queue (`EventQueue`): it pushes each piece's events as a
+batch, and waits while the caller is `_AHEAD` batches behind, so a body is never read
+faster than the caller takes its events. The caller's iteration pops them. Closing
+the stream (leaving the `with` block, a `break` inside it, an exception, a cancelled
+task) cancels the evaluation: its HTTP response is closed in its `finally`, a tool round
+cut short is rolled back, and nothing is left running.
+
+A sync stream runs the evaluation on a private loop the caller's `next()` steps
+(`SteppedLoop`), with a queue that holds nothing ahead: the evaluation runs, and its sync
+client may block, only while `next()` waits for the next batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Callable, Coroutine
+from types import TracebackType
+from typing import Any, Generic, Self
+
+from ..foundation.errors import StreamNotFinishedError, WinkError
+from ..foundation.events import StreamEvent
+from ..foundation.runtime import SteppedLoop
+from ..prompting.prompt import OutputT
+from .loop import PromptResponse
+
+__all__ = ["AsyncPromptStream", "EventQueue", "PromptStream", "StreamStart"]
+
+StreamStart = Callable[["EventQueue"], Coroutine[Any, Any, PromptResponse[OutputT]]]
+"""Starts the evaluation with the queue as its sink (the adapter binds the rest)."""
+
+_AHEAD = 8  # batches (one per piece of a body) an async stream's evaluation may run ahead
+
+
+class EventQueue:
+    """Batches of events from the evaluation (`put`, `send`) to the iteration (`get`).
+
+    Both sides run on one event loop. `send` waits while more than `ahead` batches are
+    queued; with `ahead=0` (a rendezvous) it waits until the caller comes back for more,
+    so the evaluation runs only while the caller waits: a sync stream's evaluation blocks
+    the thread the caller iterates on. `count` is how many events were queued so far (the
+    loop compares it before and after an attempt to know whether the caller may have seen
+    part of a round); `close()` marks the end, after which `get` drains and returns None.
+    """
+
+    __slots__ = ("_ahead", "_batches", "_closed", "_consumer", "_producer", "count")
+
+    def __init__(self, ahead: int) -> None:
+        self._ahead = ahead
+        self._batches: deque[list[StreamEvent]] = deque()
+        self._consumer: asyncio.Future[None] | None = None  # get() waits for a batch
+        self._producer: asyncio.Future[None] | None = None  # send() waits for room
+        self._closed = False
+        self.count = 0
+
+    def put(self, events: list[StreamEvent]) -> None:
+        """Queue `events` now, whatever the backlog (the loop's own few events)."""
+        if events:
+            self._batches.append(events)
+            self.count += len(events)
+            _wake(self._consumer)
+
+    async def send(self, events: list[StreamEvent]) -> None:
+        """Queue `events`, then wait while more than `ahead` batches are queued."""
+        self.put(events)
+        while len(self._batches) > self._ahead:
+            self._producer = asyncio.get_running_loop().create_future()
+            await self._producer
+
+    def close(self, *_: object) -> None:
+        """No more batches (a done-callback of the evaluation task)."""
+        self._closed = True
+        _wake(self._consumer)
+
+    async def get(self) -> list[StreamEvent] | None:
+        """The next batch; None once closed and drained."""
+        while not self._batches:
+            if self._closed:
+                return None
+            _wake(self._producer)  # the caller wants more: the evaluation goes on
+            self._consumer = asyncio.get_running_loop().create_future()
+            await self._consumer
+        batch = self._batches.popleft()
+        if self._ahead:
+            _wake(self._producer)
+        return batch
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
+
+
+class _StreamBase(Generic[OutputT]):
+    """What both forms share: the queue, the current batch, the task's outcome."""
+
+    _ahead: int
+
+    def __init__(self, start: StreamStart[OutputT]) -> None:
+        self._start = start
+        self._queue = EventQueue(self._ahead)
+        self._batch: deque[StreamEvent] = deque()
+        self._task: asyncio.Task[PromptResponse[OutputT]] | None = None
+        self._response: PromptResponse[OutputT] | None = None
+        self._error: WinkError | None = None
+        self._closed = False
+
+    @property
+    def response(self) -> PromptResponse[OutputT]:
+        """The `PromptResponse`, once the iteration has ended: the same value `evaluate()`
+        returns for the same traffic. Raises the stream's `WinkError` if it failed, and
+        `StreamNotFinishedError` before the end (or after a `break`)."""
+        if self._error is not None:
+            raise self._error
+        if self._response is None:
+            raise StreamNotFinishedError(
+                "stream.response is known once the iteration has ended; the stream "
+                + ("was closed before its end" if self._closed else "has not ended yet")
+            )
+        return self._response
+
+    def _outcome(self, task: asyncio.Task[PromptResponse[OutputT]]) -> None:
+        """Record how the finished task ended; raise its error (always a `WinkError`:
+        the loop wraps everything else)."""
+        if task.cancelled():
+            self._closed = True
+            raise StreamNotFinishedError("the stream's evaluation was cancelled")
+        error = task.exception()
+        if error is None:
+            self._response = task.result()
+            return
+        if isinstance(error, WinkError):
+            self._error = error
+            raise error
+        raise error  # KeyboardInterrupt, SystemExit: not ours to translate
+
+    def _settle(self, task: asyncio.Task[PromptResponse[OutputT]] | None) -> None:
+        """Read a finished task's outcome without raising it (closing is not failing)."""
+        if task is None or not task.done():
+            return
+        if not task.cancelled() and task.exception() is None and self._response is None:
+            self._response = task.result()
+
+    def _begin(self, task: asyncio.Task[PromptResponse[OutputT]]) -> None:
+        task.add_done_callback(self._queue.close)
+        self._task = task
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StreamNotFinishedError("this stream is closed; streams are single use")
+
+
+class AsyncPromptStream(_StreamBase[OutputT]):
+    """`async with adapter.stream_async(prompt, session=...) as stream:` then
+    `async for event in stream`; `stream.response` after the loop. Single use."""
+
+    _ahead = _AHEAD
+
+    async def __aenter__(self) -> Self:
+        self._open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> StreamEvent:
+        if self._batch:
+            return self._batch.popleft()
+        task = self._open()
+        try:
+            batch = await self._queue.get()
+        except asyncio.CancelledError:
+            task.cancel()  # the caller's task is cancelled: stop reading at once
+            raise
+        if batch is None:
+            self._outcome(task)
+            raise StopAsyncIteration
+        self._batch.extend(batch)
+        return self._batch.popleft()
+
+    async def aclose(self) -> None:
+        """Stop the evaluation if it still runs (closing its HTTP stream) and wait for
+        it to have stopped. Idempotent."""
+        task = self._task
+        if task is None:
+            self._closed = True
+            return
+        if not task.done():
+            self._closed = True
+            task.cancel()
+            await asyncio.wait([task])
+        self._settle(task)
+
+    def _open(self) -> asyncio.Task[PromptResponse[OutputT]]:
+        self._check_open()
+        if self._task is None:
+            self._begin(asyncio.get_running_loop().create_task(self._start(self._queue)))
+        assert self._task is not None
+        return self._task
+
+    def __del__(self) -> None:
+        """A stream dropped unfinished (no `async with`): at least stop its evaluation."""
+        task = getattr(self, "_task", None)
+        if task is not None and not task.done():
+            task.cancel()
+
+
+class PromptStream(_StreamBase[OutputT]):
+    """`with adapter.stream(prompt, session=...) as stream:` then `for event in stream`;
+    `stream.response` after the loop. Single use."""
+
+    _ahead = 0  # its evaluation runs (and may block) only while `next()` waits
+
+    def __init__(self, start: StreamStart[OutputT]) -> None:
+        super().__init__(start)
+        self._stepper: SteppedLoop | None = None
+
+    def __enter__(self) -> Self:
+        self._open()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __iter__(self) -> Self:
+        return self
+
+    def __next__(self) -> StreamEvent:
+        if self._batch:
+            return self._batch.popleft()
+        task = self._open()
+        stepper = self._stepper
+        if stepper is None:  # it ended: iterating again yields nothing
+            raise StopIteration
+        batch = stepper.run_until(self._queue.get())
+        if batch is None:
+            try:
+                self._outcome(task)
+            finally:
+                self._shut()
+            raise StopIteration
+        self._batch.extend(batch)
+        return self._batch.popleft()
+
+    def close(self) -> None:
+        """Stop the evaluation if it still runs (closing its HTTP stream), close the
+        clients made for it and its private loop. Idempotent."""
+        task = self._task
+        if task is None or not task.done():
+            self._closed = True
+        self._shut()
+        self._settle(task)
+
+    def __del__(self) -> None:
+        """A stream dropped unfinished (a `break` without `with`) is closed here."""
+        if getattr(self, "_stepper", None) is not None:
+            with contextlib.suppress(Exception):  # never raise from a finalizer
+                self.close()
+
+    def _open(self) -> asyncio.Task[PromptResponse[OutputT]]:
+        self._check_open()
+        if self._task is None:
+            stepper = self._stepper = SteppedLoop()
+            self._begin(stepper.start(self._start(self._queue)))
+        assert self._task is not None
+        return self._task
+
+    def _shut(self) -> None:
+        stepper, self._stepper = self._stepper, None
+        if stepper is not None:
+            stepper.close()

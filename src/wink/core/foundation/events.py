@@ -1,0 +1,260 @@
+"""The events of an evaluation: what its session records, and what a stream yields.
+
+A session gets `PromptRendered`, `ThinkingReceived`, `ToolInvoked`, `OutputRejected`,
+`RequestRetried`, `AdapterSwitched`, then `PromptExecuted` or `PromptFailed`
+(docs/sessions.md). A stream yields the model's output as it arrives and the loop's
+progress (docs/streaming.md). One round is one provider request and the tools it asked
+for. Its events come in this order: `TextDelta` / `ThinkingDelta` / `ToolCallStarted` /
+`ToolCallReady` as the provider sends them, `UsageReported` when it reports usage, an
+`OutputRejected` when its structured answer did not validate, then a `ToolInvoked` as
+each of the round's tools finishes, then `RoundFinished`. A round the `RetryPolicy`
+restarts after some of its events were yielded starts over after a `RoundRestarted`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from .errors import EvaluationPhase, ThrottleError, ThrottleKind, WinkError
+from .messages import FinishReason, Usage
+from .results import ToolResult
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+__all__ = [
+    "AdapterSwitched",
+    "EventSink",
+    "OutputRejected",
+    "PromptExecuted",
+    "PromptFailed",
+    "PromptRendered",
+    "RequestRetried",
+    "ThinkingReceived",
+    "ToolInvoked",
+    "RoundFinished",
+    "RoundRestarted",
+    "StreamEvent",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallReady",
+    "ToolCallStarted",
+    "UsageReported",
+]
+
+
+# --- what a session records (each evaluation dispatches these)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRendered:
+    """A prompt was rendered and is about to be sent."""
+
+    prompt_name: str
+    adapter: str
+    text: str
+    tool_names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInvoked:
+    """A tool call ran; failures are recorded too (`result.success` False, `error` kept)."""
+
+    prompt_name: str
+    adapter: str
+    name: str
+    call_id: str
+    params: Any
+    result: ToolResult[Any]
+    error: BaseException | None = None
+    duration: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class OutputRejected:
+    """A structured answer of round `round` did not validate as the prompt's output type.
+
+    `via` is how it came: "text" (the provider's JSON output) or "tool" (a call to the
+    `final_result_*` output tool); `answer` is that text or the call's arguments.
+    `problems` is what the model was told (`field: why; ...`), `error` pydantic's own.
+    `attempt` counts the evaluation's rejected answers from 1: the model is asked again
+    while it stays within `max_output_retries`, else the evaluation fails.
+    """
+
+    prompt_name: str
+    adapter: str
+    round: int
+    attempt: int
+    via: Literal["text", "tool"]
+    answer: str
+    problems: str
+    error: ValidationError = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptExecuted:
+    """An evaluation finished with a final answer."""
+
+    prompt_name: str
+    adapter: str
+    text: str | None
+    output: Any
+    usage: Usage
+    rounds: int
+    thinking: str | None = None  # as `PromptResponse.thinking`
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingReceived:
+    """A response of round `round` came with readable thinking (where the provider shows
+    it: see docs/reasoning.md), dispatched before its tool calls run."""
+
+    prompt_name: str
+    adapter: str
+    round: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRetried:
+    """A provider request was throttled and will be sent again after `wait`."""
+
+    prompt_name: str
+    adapter: str
+    kind: ThrottleKind
+    attempt: int  # the attempt that failed, counting from 1
+    wait: timedelta
+    status_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptFailed:
+    """An evaluation ended with `error` (the exception raised to the caller) in `phase`."""
+
+    prompt_name: str
+    adapter: str
+    phase: EvaluationPhase | None
+    error: WinkError
+    rounds: int
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterSwitched:
+    """A `FallbackAdapter` moved the evaluation from one adapter to the next because of
+    `error`: the failure it just had, or the one that opened its circuit earlier."""
+
+    prompt_name: str
+    from_adapter: str
+    to_adapter: str
+    error: WinkError
+
+
+# --- what a stream yields besides those
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the answer's text; the pieces of a round join to its text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's reasoning (Anthropic thinking, a Responses reasoning
+    summary, Gemini thought parts, a compatible server's `reasoning`), never part of the
+    answer. `signature` carries Anthropic's `signature_delta` (with empty `text`)."""
+
+    text: str
+    signature: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """The model began a tool call; its arguments follow (`ToolCallReady`).
+
+    `index` is the call's position in the round (0, 1, ...), which also tells apart
+    parallel calls whose fragments arrive interleaved.
+    """
+
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallReady:
+    """A tool call is complete. `arguments` is the decoded JSON object, or the raw text
+    when it is not one (the tool then fails with a message the model reads)."""
+
+    index: int
+    id: str
+    name: str
+    arguments: Mapping[str, Any] | str
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReported:
+    """The provider reported the round's token usage."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class RoundFinished:
+    """A round ended: the model's turn is complete and its tools (if any) have run.
+
+    `usage` is the round's; `tool_calls` how many calls it made (0 for the final round).
+    """
+
+    round: int
+    finish_reason: FinishReason
+    usage: Usage
+    tool_calls: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRestarted:
+    """The round failed after some of its events were yielded and is sent again.
+
+    Everything this round yielded before is void: drop its text, thinking and tool
+    calls. `error` is the failure (retry-safe, `details.attempts` counted); raise it
+    to stop instead. `attempt` is the attempt that starts now (2 for the first retry).
+    """
+
+    round: int
+    attempt: int
+    error: ThrottleError
+
+
+StreamEvent = (
+    TextDelta
+    | ThinkingDelta
+    | ToolCallStarted
+    | ToolCallReady
+    | UsageReported
+    | RoundFinished
+    | RoundRestarted
+    | ToolInvoked
+    | OutputRejected
+)
+"""What `adapter.stream()` and `stream_async()` yield (docs/streaming.md)."""
+
+
+class EventSink(Protocol):
+    """Where the loop and a streamed round put events (`wink.core.agent.stream.EventQueue`).
+
+    `send` queues a batch, waiting while the consumer is that far behind (backpressure:
+    a round's body is not read faster than the caller takes its events); `put` queues
+    without waiting (for callbacks); `count` is how many events were queued so far.
+    """
+
+    count: int
+
+    def put(self, events: list[StreamEvent]) -> None: ...
+
+    async def send(self, events: list[StreamEvent]) -> None: ...

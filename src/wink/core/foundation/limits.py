@@ -1,0 +1,210 @@
+"""Deadlines and budgets: the two limits an evaluation checks before every step."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import cast
+
+from .errors import (
+    ConfigurationError,
+    DeadlineExceededError,
+    InvalidArgumentError,
+    PromptEvaluationError,
+)
+from .messages import Usage
+
+__all__ = ["Budget", "BudgetTracker", "Deadline"]
+
+
+_YEAR = 365 * 24 * 3600.0
+"""The furthest a deadline given in seconds may be: more is a timestamp by mistake."""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Deadline:
+    """A point in time the evaluation must finish by.
+
+    Say which form you mean: `Deadline.after(30)` or `Deadline.after(timedelta(minutes=2))`
+    counts from now, `Deadline.at_time(datetime(..., tzinfo=UTC))` is a moment on the
+    clock. `Deadline(x)` also works, for seconds from now or an aware datetime; a number
+    that is negative or more than a year away (`time.time() + 30` is 56 years away) is
+    refused, not taken at its word. 0 is a deadline that has already passed. Time is
+    kept on the monotonic clock, so a wall-clock jump cannot extend or cut it.
+    """
+
+    at: datetime | float
+    _expires: float = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        at = cast(object, self.at)
+        if isinstance(at, datetime):
+            seconds = _until(at, "Deadline(at=datetime)")
+        elif isinstance(at, timedelta):
+            raise InvalidArgumentError(
+                "Deadline(at=...) takes seconds or a datetime; for a timedelta use "
+                "Deadline.after(timedelta(...))",
+                argument="at",
+            )
+        else:
+            seconds = _seconds_from_now(at, "Deadline")
+        object.__setattr__(self, "_expires", time.monotonic() + seconds)
+
+    @classmethod
+    def after(cls, wait: float | timedelta) -> Deadline:
+        """The deadline `wait` from now: seconds (an int or a float) or a `timedelta`."""
+        if isinstance(cast(object, wait), datetime):
+            raise InvalidArgumentError(
+                "Deadline.after(...) takes seconds or a timedelta; for a point in time use "
+                "Deadline.at_time(datetime)",
+                argument="wait",
+            )
+        if isinstance(wait, timedelta):
+            return cls(_seconds_from_now(wait.total_seconds(), "Deadline.after", shown=wait))
+        return cls(_seconds_from_now(wait, "Deadline.after"))
+
+    @classmethod
+    def at_time(cls, when: datetime) -> Deadline:
+        """The deadline at `when`, a timezone-aware datetime (one already past is expired).
+
+        From a Unix timestamp: `Deadline.at_time(datetime.fromtimestamp(ts, UTC))`."""
+        if not isinstance(cast(object, when), datetime):
+            raise InvalidArgumentError(
+                "Deadline.at_time(...) takes a timezone-aware datetime, got "
+                f"{type(when).__name__}; for seconds from now use Deadline.after(seconds)",
+                argument="when",
+            )
+        _until(when, "Deadline.at_time(datetime)")
+        return cls(when)
+
+    def __repr__(self) -> str:
+        remaining = self.remaining()
+        if remaining > 0:
+            return f"Deadline(remaining={remaining:.1f}s)"
+        return f"Deadline(expired {-remaining:.1f}s ago)"
+
+    def remaining(self) -> float:
+        """Seconds left; zero or negative once expired."""
+        return self._expires - time.monotonic()
+
+    def expired(self) -> bool:
+        return self.remaining() <= 0
+
+    def check(self, *, prompt_name: str | None = None, step: str = "step") -> None:
+        """Raise `DeadlineExceededError` if no time is left for `step`."""
+        remaining = self.remaining()
+        if remaining <= 0:
+            raise DeadlineExceededError(
+                f"deadline passed {-remaining:.3f}s ago, before {step}", prompt_name=prompt_name
+            )
+
+
+def _until(when: datetime, call: str) -> float:
+    """Seconds from now to an aware datetime."""
+    if when.tzinfo is None or when.utcoffset() is None:
+        raise ConfigurationError(
+            f"{call} needs a timezone-aware datetime, e.g. datetime.now(UTC) + timedelta(...)",
+            option="at",
+        )
+    return (when - datetime.now(UTC)).total_seconds()
+
+
+def _seconds_from_now(value: object, call: str, *, shown: object = None) -> float:
+    """A number of seconds from now, refused when it cannot have been meant as one
+    (`shown`: what the caller gave, when it was not this number)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise InvalidArgumentError(
+            f"{call}(...) takes seconds from now (a number), got {type(value).__name__}; "
+            "a point in time is Deadline.at_time(datetime)",
+            argument="at",
+        )
+    seconds = float(value)
+    given = f"{call}({value if shown is None else shown!r})"
+    if math.isnan(seconds):
+        raise ConfigurationError(f"{given} is no point in time", option="at")
+    if seconds < 0:
+        raise ConfigurationError(
+            f"{given}: a wait cannot be negative (0 is a deadline already passed); for a "
+            "moment in the past use Deadline.at_time(datetime)",
+            option="at",
+        )
+    if seconds > _YEAR:
+        if math.isinf(seconds):
+            hint = "; for no deadline pass deadline=None"
+        elif shown is None:
+            hint = ": a number is seconds from now" + (
+                "; if it is a Unix timestamp, use "
+                f"Deadline.at_time(datetime.fromtimestamp({value!r}, UTC))"
+                if seconds > 1e9
+                else ""
+            )
+        else:
+            hint = ""
+        raise ConfigurationError(f"{given} is more than a year from now{hint}", option="at")
+    return seconds
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Upper bounds on what one evaluation may spend; None means unbounded."""
+
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_total_tokens: int | None = None
+    max_requests: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_input_tokens", "max_output_tokens", "max_total_tokens", "max_requests"):
+            value = getattr(self, name)
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 0
+            ):
+                raise ConfigurationError(
+                    f"Budget.{name} must be a non-negative int, got {value!r}", option=name
+                )
+
+
+class BudgetTracker:
+    """Accumulates usage of one evaluation and raises once its budget is spent."""
+
+    __slots__ = ("budget", "prompt_name", "usage")
+
+    def __init__(self, budget: Budget | None, *, prompt_name: str) -> None:
+        self.budget = budget
+        self.prompt_name = prompt_name
+        self.usage = Usage()
+
+    def before_request(self) -> None:
+        budget = self.budget
+        limit = budget.max_requests if budget is not None else None
+        if limit is not None and self.usage.requests >= limit:
+            self._fail(f"request limit of {limit} reached")
+
+    def record(self, usage: Usage) -> None:
+        self.usage = self.usage + usage
+        budget = self.budget
+        if budget is None:
+            return
+        spent = self.usage
+        for limit, value, what in (
+            (budget.max_input_tokens, spent.input_tokens, "input tokens"),
+            (budget.max_output_tokens, spent.output_tokens, "output tokens"),
+            (budget.max_total_tokens, spent.total_tokens, "total tokens"),
+        ):
+            if limit is not None and value > limit:
+                self._fail(f"{what} budget exceeded: {value} > {limit}")
+
+    def _fail(self, message: str) -> None:
+        spent = self.usage
+        raise PromptEvaluationError(
+            message,
+            prompt_name=self.prompt_name,
+            phase="budget",
+            provider_payload={
+                "input_tokens": spent.input_tokens,
+                "output_tokens": spent.output_tokens,
+                "requests": spent.requests,
+            },
+        )

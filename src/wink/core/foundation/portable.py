@@ -1,0 +1,76 @@
+"""What of a transcript travels to a provider that did not make it: the rules written once,
+for a fallback mid-run and for a conversation continued on another provider.
+
+A model turn another provider made keeps its text and tool calls but loses its
+provider-bound data (thinking signatures, reasoning items, encrypted content, native
+items): only the provider that made them can read them. A call id the target does not
+accept, or that repeats an earlier one, gets a stable new id, and so does its result.
+Data the target needs on calls it did not make (Gemini's placeholder signature) is added.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .messages import AssistantMessage, Message, ToolCall, ToolResultMessage
+
+__all__ = ["PORTABLE_CALL_IDS", "CallIdRules", "portable_messages"]
+
+PORTABLE_CALL_IDS = re.compile(r"[A-Za-z0-9_-]{1,40}")
+"""A call id every provider takes: Anthropic's pattern, within OpenAI's 40 characters."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallIdRules:
+    """What a provider takes in a turn it did not make: the tool call ids it accepts
+    (`pattern`), and the data it needs on the first call of such a turn
+    (`foreign_call_data`: Gemini 3 wants a documented placeholder signature)."""
+
+    pattern: re.Pattern[str] = PORTABLE_CALL_IDS
+    foreign_call_data: Mapping[str, Any] | None = None
+
+
+def portable_messages(
+    messages: tuple[Message, ...],
+    is_foreign: Callable[[AssistantMessage], bool],
+    rules: CallIdRules,
+) -> tuple[Message, ...]:
+    """`messages` as a provider with `rules` can take them, where `is_foreign` says which
+    model turns it did not make; `messages` itself when there are none."""
+    out: list[Message] = []
+    seen: set[str] = set()
+    renamed: dict[str, str] = {}
+    changed = False
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            new_id = renamed.get(message.call_id)
+            if new_id is not None:
+                message = replace(message, call_id=new_id)
+        elif isinstance(message, AssistantMessage):
+            if is_foreign(message):
+                renamed = {}
+                message = _foreign(message, rules, seen, renamed)
+                changed = True
+            else:
+                seen.update(call.id for call in message.tool_calls)
+        out.append(message)
+    return tuple(out) if changed else messages
+
+
+def _foreign(
+    message: AssistantMessage, rules: CallIdRules, seen: set[str], renamed: dict[str, str]
+) -> AssistantMessage:
+    calls: list[ToolCall] = []
+    for call in message.tool_calls:
+        call_id = call.id
+        if not rules.pattern.fullmatch(call_id) or call_id in seen:
+            digest = hashlib.sha256(f"{len(seen)}:{call_id}".encode()).hexdigest()
+            call_id = renamed[call.id] = f"call_{digest[:24]}"
+        seen.add(call_id)
+        data = rules.foreign_call_data if not calls else None  # the first call of the turn
+        calls.append(ToolCall(call_id, call.name, call.arguments, data))
+    return AssistantMessage(text=message.text, tool_calls=tuple(calls), provider_data=None)

@@ -1,0 +1,149 @@
+"""Sampling settings every provider understands, and the one portable `thinking=`.
+
+The neutral form of what a caller asks of the model; each provider's translator maps it to
+its own request fields (or refuses it, at construction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast, get_args
+
+from .errors import ConfigurationError, InvalidArgumentError
+
+__all__ = ["PORTABLE_HINT", "Effort", "ModelSettings", "Thinking"]
+
+PORTABLE_HINT = "(give both to stay portable)"
+"""Said when a model takes only one of `Thinking`'s two forms."""
+
+
+Effort = Literal["low", "medium", "high"]
+"""How hard a reasoning model thinks; the three levels every provider has."""
+
+_EFFORTS: tuple[str, ...] = get_args(Effort)
+
+
+@dataclass(frozen=True, slots=True)
+class Thinking:
+    """Turn a model's thinking on, the same way for every provider (docs/reasoning.md).
+
+    `effort` ("low", "medium", "high") and/or `budget_tokens` (the most tokens it may
+    spend thinking). Each provider takes the form it has: OpenAI an effort only, Claude
+    before 4.6 and Gemini 2.5 a budget only, newer Claude and Gemini 3 either (an effort
+    first). Give both to stay portable; a model that can take neither of the forms given
+    is a `ConfigurationError` when the adapter is built. `show=True` also asks for
+    readable thinking where the API makes it optional (Anthropic `display`, Responses
+    reasoning summaries, Gemini `includeThoughts`); it is then in
+    `PromptResponse.thinking`.
+    """
+
+    effort: Effort | None = None
+    budget_tokens: int | None = None
+    show: bool = False
+
+    def __post_init__(self) -> None:
+        effort = cast(object, self.effort)
+        if effort is not None and effort not in _EFFORTS:
+            raise ConfigurationError(
+                f"thinking effort must be one of {', '.join(_EFFORTS)}, got {effort!r}",
+                option="thinking",
+            )
+        budget = cast(object, self.budget_tokens)
+        if budget is not None and (
+            not isinstance(budget, int) or isinstance(budget, bool) or budget < 1
+        ):
+            raise ConfigurationError(
+                f"thinking budget_tokens must be an int >= 1, got {budget!r}", option="thinking"
+            )
+        if effort is None and budget is None:
+            raise ConfigurationError(
+                "Thinking needs an effort, a budget_tokens, or both", option="thinking"
+            )
+        if not isinstance(cast(object, self.show), bool):
+            raise ConfigurationError(
+                f"thinking show must be True or False, got {self.show!r}", option="thinking"
+            )
+
+    @classmethod
+    def of(cls, value: object) -> Thinking | None:
+        """`thinking=` as given: a `Thinking`, an effort ("high"), a budget (2048) or None."""
+        if value is None or isinstance(value, Thinking):
+            return value
+        if isinstance(value, str):
+            return cls(effort=cast(Effort, value))
+        if isinstance(value, int) and not isinstance(value, bool):
+            return cls(budget_tokens=value)
+        raise ConfigurationError(
+            "thinking must be a Thinking, an effort (low, medium, high) or a token budget "
+            f"(an int), got {value!r}",
+            option="thinking",
+        )
+
+
+_SETTING_NAMES = frozenset(("temperature", "max_tokens", "top_p", "stop", "seed", "thinking"))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    """Sampling settings every provider understands; `extra` goes into the body as is.
+
+    A setting a provider cannot honour (Anthropic has no `seed`) is not silently
+    dropped: building that adapter warns with `UnsupportedSettingWarning`. `thinking`
+    (a `Thinking`, or its shorthand: an effort like "high" or a budget like 2048) turns
+    reasoning on; a model that cannot take it is a `ConfigurationError`.
+    """
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    stop: tuple[str, ...] | None = None
+    seed: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    thinking: Thinking | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "thinking", Thinking.of(self.thinking))
+        for name in ("temperature", "top_p"):
+            _check_type(name, getattr(self, name), (int, float), "a number")
+        for name in ("max_tokens", "seed"):
+            _check_type(name, getattr(self, name), (int,), "an int")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ConfigurationError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        stop = cast(object, self.stop)
+        if isinstance(stop, str):
+            object.__setattr__(self, "stop", (stop,))
+        elif stop is not None:
+            if not isinstance(stop, tuple | list) or not all(
+                isinstance(item, str) for item in cast(list[object], stop)
+            ):
+                raise ConfigurationError(f"stop must be a list of strings, got {stop!r}")
+            object.__setattr__(self, "stop", tuple(cast(list[str], stop)))
+        if not isinstance(cast(object, self.extra), Mapping):
+            raise ConfigurationError(f"extra_body must be a mapping, got {self.extra!r}")
+
+    def set_fields(self) -> frozenset[str]:
+        """The names of the settings that are set (`extra` aside)."""
+        return frozenset(name for name in _SETTING_NAMES if getattr(self, name) is not None)
+
+    def to_fields(self, names: Mapping[str, str]) -> dict[str, Any]:
+        """The settings that are set, under the provider's names (`names`: ours -> theirs)."""
+        if not isinstance(cast(object, names), Mapping) or not names.keys() <= _SETTING_NAMES:
+            raise InvalidArgumentError(
+                "ModelSettings.to_fields(names=...) maps setting names "
+                f"({', '.join(sorted(_SETTING_NAMES))}) to a provider's, got {names!r}",
+                argument="names",
+            )
+        fields: dict[str, Any] = {}
+        for ours, theirs in names.items():
+            value = getattr(self, ours)
+            if value is not None:
+                fields[theirs] = (
+                    list(cast(tuple[str, ...], value)) if isinstance(value, tuple) else value
+                )
+        return fields
+
+
+def _check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:
+    if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
+        raise ConfigurationError(f"{name} must be {what}, got {value!r}", option=name)

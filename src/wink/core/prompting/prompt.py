@@ -1,0 +1,604 @@
+"""Prompts: markdown sections with tools, parameters, structured output and visibility.
+
+A `Prompt` is a tree of `MarkdownSection`s. Rendering fills each section's
+`string.Template` from the dataclass instances bound with `Prompt.bind`, turns the tree
+into one markdown system prompt (a heading per section, deeper sections get deeper
+headings) and collects the tools of every section shown.
+
+Progressive disclosure: a section with a `summary` is shown as that summary — without
+its children or any of their tools — until it is opened. Opening happens through the
+session (`apply_visibility`) or the `overrides` argument of `render`; the model asks for
+it with the built-in `open_sections` tool, whose handler raises
+`VisibilityExpansionRequired` so the caller can apply the overrides and evaluate again.
+
+Everything that can be checked without parameter values is checked when a prompt or
+section is built (`PromptValidationError`); what needs them, when rendering
+(`PromptRenderError`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import textwrap
+import threading
+import weakref
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from string import Template
+from typing import TYPE_CHECKING, Any, Generic, Literal, cast, get_args
+
+from pydantic import TypeAdapter
+from typing_extensions import TypeVar
+
+from ..foundation.checks import kind_of
+from ..foundation.errors import (
+    InvalidArgumentError,
+    PromptRenderError,
+    PromptValidationError,
+    VisibilityExpansionRequired,
+)
+from ..foundation.messages import OutputSpec
+from ..foundation.results import ToolResult
+from .resources import ResourceBinding, ResourceFactory, ResourceRegistry
+from .tools import Tool, ToolContext, inline_schema_refs, is_model_type
+
+OutputT = TypeVar("OutputT", default=None)  # a prompt without output_type gives None
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = [
+    "OPEN_SECTIONS_TOOL",
+    "MarkdownSection",
+    "OpenSectionsParams",
+    "Prompt",
+    "RenderedPrompt",
+    "SectionPath",
+    "SetVisibility",
+    "Visibility",
+    "VisibilityOverrides",
+    "apply_visibility",
+    "parse_output",
+    "reduce_visibility",
+]
+
+Visibility = Literal["full", "summary"]
+SectionPath = tuple[str, ...]
+
+OPEN_SECTIONS_TOOL = "open_sections"
+
+_SECTION_KEY = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_JSON_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n?[ \t]*```\s*$", re.DOTALL)
+_VISIBILITIES: tuple[str, ...] = get_args(Visibility)
+_MAX_HEADING_DEPTH = 6
+
+
+def _dotted(path: SectionPath) -> str:
+    return ".".join(path)
+
+
+def _is(value: object, kind: type[Any]) -> bool:
+    """`isinstance`, for checking what callers outside the type checker pass in."""
+    return isinstance(value, kind)
+
+
+def _is_dataclass_type(value: object) -> bool:
+    return isinstance(value, type) and dataclasses.is_dataclass(value)
+
+
+def _as_type(value: object) -> type[Any] | None:
+    """`value` when it is a class, for error fields that name a type."""
+    return value if isinstance(value, type) else None
+
+
+# --- visibility state (a session slice)
+
+
+def _check_overrides(overrides: Mapping[Any, Any]) -> dict[SectionPath, Visibility]:
+    if not isinstance(cast(object, overrides), Mapping):
+        raise PromptValidationError(
+            "visibility overrides are a mapping {('guide', 'details'): 'full'}, "
+            f"got {kind_of(overrides)}"
+        )
+    checked: dict[SectionPath, Visibility] = {}
+    for key, visibility in overrides.items():
+        parts = cast(tuple[object, ...], key) if isinstance(key, tuple) else ()
+        if not parts or not all(isinstance(part, str) for part in parts):
+            raise PromptValidationError(
+                f"visibility override keys are section paths like ('guide', 'details'); got {key!r}"
+            )
+        path = cast(SectionPath, parts)
+        if visibility not in _VISIBILITIES:
+            raise PromptValidationError(
+                f"visibility must be 'full' or 'summary', got {visibility!r}",
+                section_path=path,
+            )
+        checked[path] = visibility
+    return checked
+
+
+@dataclass(frozen=True)
+class VisibilityOverrides:
+    """The session slice saying which sections are open ("full") or closed ("summary").
+
+    Read it with `session.get(VisibilityOverrides, None)`; change it with
+    `apply_visibility`. The mapping is a private copy and is never mutated.
+    """
+
+    overrides: Mapping[SectionPath, Visibility] = field(
+        default_factory=lambda: dict[SectionPath, Visibility]()
+    )
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "overrides", _check_overrides(self.overrides))
+
+
+@dataclass(frozen=True)
+class SetVisibility:
+    """Event: show these sections in full (or summarized) from now on."""
+
+    overrides: Mapping[SectionPath, Visibility]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "overrides", _check_overrides(self.overrides))
+
+
+def reduce_visibility(
+    current: VisibilityOverrides | None, event: SetVisibility
+) -> VisibilityOverrides:
+    """Fold a `SetVisibility` into the slice; later overrides of a path win."""
+    merged: dict[SectionPath, Visibility] = {}
+    if current is not None:
+        merged.update(current.overrides)
+    merged.update(event.overrides)
+    return VisibilityOverrides(merged)
+
+
+_sessions_with_reducer: weakref.WeakSet[object] = weakref.WeakSet()
+_registration_lock = threading.Lock()
+
+
+def apply_visibility(session: Session, overrides: Mapping[SectionPath, Visibility]) -> None:
+    """Record overrides in the session so the next render of any prompt honours them.
+
+    Registers `reduce_visibility` on the session the first time it is used there.
+    """
+    _check_session(session, "register_reducer", "dispatch")
+    event = SetVisibility(overrides)
+    with _registration_lock:
+        if session not in _sessions_with_reducer:
+            session.register_reducer(
+                SetVisibility, reduce_visibility, slice_type=VisibilityOverrides
+            )
+            _sessions_with_reducer.add(session)
+    session.dispatch(event)
+
+
+def _check_session(session: object, *methods: str) -> None:
+    """Anything with the session methods used here (a `Session`, or a test's stand-in)."""
+    if not all(callable(getattr(session, method, None)) for method in methods):
+        raise InvalidArgumentError(
+            f"session must be a wink Session, got {kind_of(session)}", argument="session"
+        )
+
+
+# --- sections
+
+
+def _placeholders(section_path: SectionPath, text: str, what: str) -> tuple[str, ...]:
+    """The placeholder names of a template, or an error pointing at the stray `$`."""
+    template = Template(text)
+    if template.is_valid():
+        return tuple(template.get_identifiers())
+    invalid = next(m for m in Template.pattern.finditer(text) if m.group("invalid") is not None)
+    offset = invalid.start()
+    line = text.count("\n", 0, offset) + 1
+    column = offset - text.rfind("\n", 0, offset)
+    raise PromptValidationError(
+        f"malformed placeholder in the {what} at line {line}, column {column}: "
+        "write ${name} for a value and $$ for a literal '$'",
+        section_path=section_path,
+    )
+
+
+def _listed(value: object, what: str, items: str, path: SectionPath) -> tuple[Any, ...]:
+    """A list (any iterable) of `items` as a tuple. A str is refused by name, not read
+    as its characters ("got 'H'"), and so is anything else that is not a collection."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        given = kind_of(cast(object, value))
+        raise PromptValidationError(
+            f"{what} must be a list of {items}, got {given}", section_path=path
+        )
+    return tuple(cast(Iterable[Any], value))
+
+
+def _text(value: object, what: str, path: SectionPath) -> None:
+    if not isinstance(value, str):
+        raise PromptValidationError(
+            f"section {what} must be a string, got {kind_of(value)}", section_path=path
+        )
+
+
+def _check_sections(sections: Sequence[object], parent: SectionPath) -> None:
+    """Children (or a prompt's sections) are sections, with keys unique among siblings."""
+    seen: set[str] = set()
+    for section in sections:
+        if not isinstance(section, MarkdownSection):
+            raise PromptValidationError(
+                f"sections must be MarkdownSection instances, got {kind_of(section)}",
+                section_path=parent,
+            )
+        if section.key in seen:
+            raise PromptValidationError(
+                f"two sections share the key {section.key!r}", section_path=(*parent, section.key)
+            )
+        seen.add(section.key)
+
+
+@dataclass(frozen=True)
+class MarkdownSection:
+    """One titled part of a prompt: a template, the tools it offers, optional children.
+
+    `template` (and `summary`) use `string.Template` placeholders: `${name}`, with `$$`
+    for a literal dollar. Values come from `params` (a dataclass type) when given —
+    every placeholder must then be one of its fields — otherwise from the first bound
+    dataclass instance that has a field of that name. With a `summary`, the section is
+    shown summarized (no children, no tools) until opened.
+    """
+
+    key: str
+    title: str
+    template: str
+    tools: Sequence[Tool[Any, Any]] = ()
+    summary: str | None = None
+    children: Sequence[MarkdownSection] = ()
+    params: type[Any] | None = None
+    placeholders: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        own_path = (self.key,)
+        if not _is(self.key, str) or not _SECTION_KEY.fullmatch(self.key):
+            raise PromptValidationError(
+                f"section key {self.key!r} must be lowercase letters, digits, '_' or '-', "
+                "starting with a letter or digit",
+                section_path=own_path,
+            )
+        _text(self.title, "title", own_path)
+        if not self.title.strip() or "\n" in self.title:
+            raise PromptValidationError(
+                "section title must be one non-empty line", section_path=own_path
+            )
+        _text(self.template, "template", own_path)
+        if self.summary is not None:
+            _text(self.summary, "summary", own_path)
+        object.__setattr__(self, "tools", _listed(self.tools, "tools", "Tool", own_path))
+        object.__setattr__(
+            self, "children", _listed(self.children, "children", "MarkdownSection", own_path)
+        )
+        for tool in self.tools:
+            if not _is(tool, Tool):
+                raise PromptValidationError(
+                    f"section tools must be Tool instances, got {kind_of(tool)}",
+                    section_path=own_path,
+                )
+        _check_sections(self.children, own_path)
+        names = _placeholders(own_path, self.template, "template")
+        if self.summary is not None:
+            names += _placeholders(own_path, self.summary, "summary")
+        names = tuple(dict.fromkeys(names))
+        self._check_params(own_path, names)
+        object.__setattr__(self, "placeholders", names)
+
+    def _check_params(self, own_path: SectionPath, names: tuple[str, ...]) -> None:
+        if self.params is None:
+            return
+        if not _is_dataclass_type(self.params):
+            raise PromptValidationError(
+                f"section params must be a dataclass type, got {self.params!r}",
+                section_path=own_path,
+                dataclass_type=_as_type(self.params),
+            )
+        fields = {f.name for f in dataclasses.fields(self.params)}
+        for name in names:
+            if name not in fields:
+                raise PromptValidationError(
+                    f"placeholder ${{{name}}} is not a field of {self.params.__name__}",
+                    section_path=own_path,
+                    placeholder=name,
+                    dataclass_type=self.params,
+                )
+
+
+def _walk(
+    sections: Sequence[MarkdownSection], parent: SectionPath = ()
+) -> Iterator[tuple[SectionPath, MarkdownSection]]:
+    for section in sections:
+        path = (*parent, section.key)
+        yield path, section
+        yield from _walk(section.children, path)
+
+
+# --- the built-in open_sections tool
+
+
+@dataclass(frozen=True)
+class OpenSectionsParams:
+    """Arguments of `open_sections`: dotted section paths, e.g. "guide.details"."""
+
+    section_keys: list[str]
+
+
+def _open_sections_tool(
+    prompt: Prompt[Any], shown_full: frozenset[SectionPath], summarized: Sequence[SectionPath]
+) -> Tool[Any, Any]:
+    known = dict(_walk(prompt.sections))
+    listing = ", ".join(_dotted(path) for path in summarized)
+
+    def open_sections(params: OpenSectionsParams, *, context: ToolContext) -> ToolResult[None]:
+        requested = [tuple(key.strip().split(".")) for key in params.section_keys]
+        unknown = [repr(_dotted(path)) for path in requested if path not in known]
+        if unknown or not requested:
+            plural = "s" if len(unknown) > 1 else ""
+            what = (
+                f"unknown section{plural} {', '.join(unknown)}" if unknown else "no section given"
+            )
+            return ToolResult[None].error(
+                f"{what}; summarized sections: {listing}", code="invalid_input"
+            )
+        overrides: dict[SectionPath, Visibility] = {}
+        for path in requested:  # open the section and every summarized section above it
+            for depth in range(1, len(path) + 1):
+                prefix = path[:depth]
+                if known[prefix].summary is not None and prefix not in shown_full:
+                    overrides[prefix] = "full"
+        if not overrides:
+            return ToolResult[None].ok(None, message="those sections are already shown in full")
+        raise VisibilityExpansionRequired(
+            f"the model asked to open {', '.join(_dotted(p) for p in overrides)}",
+            requested_overrides=overrides,
+            section_path=next(iter(overrides)),
+        )
+
+    return Tool(
+        name=OPEN_SECTIONS_TOOL,
+        description=(
+            "Show summarized sections of your instructions in full. Pass their dotted "
+            f"keys; currently summarized: {listing}."
+        ),
+        handler=open_sections,
+    )
+
+
+# --- prompts
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    """What one render produced: the system prompt text, the tools to offer, the output."""
+
+    text: str
+    tools: tuple[Tool[Any, Any], ...]
+    output: OutputSpec | None
+    output_type: type[Any] | None
+    sections_rendered: tuple[SectionPath, ...]
+    sections_summarized: tuple[SectionPath, ...] = ()
+
+
+@dataclass
+class _Render:
+    """Mutable accumulator for one render pass."""
+
+    visibility: Mapping[SectionPath, Visibility]
+    values: Mapping[SectionPath, Mapping[str, str]]
+    blocks: list[str] = field(default_factory=lambda: list[str]())
+    tools: list[Tool[Any, Any]] = field(default_factory=lambda: list[Tool[Any, Any]]())
+    rendered: list[SectionPath] = field(default_factory=lambda: list[SectionPath]())
+    summarized: list[SectionPath] = field(default_factory=lambda: list[SectionPath]())
+
+
+@dataclass(frozen=True)
+class Prompt(Generic[OutputT]):
+    """A named tree of sections, its bound parameters and resources, its output type.
+
+    Immutable: `bind` returns a new prompt. `render` turns it into a `RenderedPrompt`.
+    `Prompt[Report]` (an `output_type=Report` prompt) evaluates to a
+    `PromptResponse[Report]`, so a type checker knows `response.output`.
+    """
+
+    name: str
+    sections: Sequence[MarkdownSection]
+    output_type: type[OutputT] | None = None
+    bound_params: tuple[object, ...] = field(default=(), kw_only=True)
+    resources: ResourceRegistry = field(default_factory=ResourceRegistry, kw_only=True)
+    output: OutputSpec | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not _is(self.name, str) or not _PROMPT_NAME.fullmatch(self.name):
+            raise PromptValidationError(
+                f"prompt name {self.name!r} must be non-empty letters, digits, '_', '.' or '-'"
+            )
+        object.__setattr__(
+            self, "sections", _listed(self.sections, "sections", "MarkdownSection", ())
+        )
+        _check_sections(self.sections, ())
+        object.__setattr__(
+            self,
+            "bound_params",
+            _listed(self.bound_params, "bound_params", "dataclass instances", ()),
+        )
+        if not _is(self.resources, ResourceRegistry):
+            raise PromptValidationError(
+                f"resources must be a ResourceRegistry, got {kind_of(self.resources)} "
+                "(bind them with prompt.bind(resources={Protocol: factory}))"
+            )
+        self._check_tools()
+        self._check_params()
+        object.__setattr__(self, "output", self._output_spec())
+
+    def _check_tools(self) -> None:
+        owners: dict[str, SectionPath] = {}
+        for path, section in _walk(self.sections):
+            for tool in section.tools:
+                if tool.name == OPEN_SECTIONS_TOOL:
+                    raise PromptValidationError(
+                        f"the tool name {OPEN_SECTIONS_TOOL!r} is reserved for wink",
+                        section_path=path,
+                    )
+                first = owners.get(tool.name)
+                if first is not None:
+                    where = "twice in" if first == path else f"in both {_dotted(first)} and"
+                    raise PromptValidationError(
+                        f"tool {tool.name!r} is offered {where} {_dotted(path)}",
+                        section_path=path,
+                    )
+                owners[tool.name] = path
+
+    def _check_params(self) -> None:
+        seen: set[type[Any]] = set()
+        for value in self.bound_params:
+            if isinstance(value, type) or not dataclasses.is_dataclass(value):
+                raise PromptValidationError(
+                    f"bind takes dataclass instances, got {value!r}",
+                    dataclass_type=value if isinstance(value, type) else type(value),
+                )
+            kind = type(value)
+            if kind in seen:
+                raise PromptValidationError(
+                    f"an instance of {kind.__name__} is already bound to prompt {self.name!r}",
+                    dataclass_type=kind,
+                )
+            seen.add(kind)
+
+    def _output_spec(self) -> OutputSpec | None:
+        kind = self.output_type
+        if kind is None:
+            return None
+        if not is_model_type(kind):
+            raise PromptValidationError(
+                f"output_type must be a dataclass or a pydantic BaseModel, got {kind!r}",
+                dataclass_type=_as_type(kind),
+            )
+        schema = inline_schema_refs(_type_adapter(kind).json_schema())
+        return OutputSpec(name=kind.__name__, schema=schema)
+
+    def bind(
+        self,
+        *params: object,
+        resources: Mapping[type[Any], ResourceFactory | ResourceBinding] | None = None,
+    ) -> Prompt[OutputT]:
+        """A new prompt with `params` (dataclass instances) and `resources` bound as well.
+
+        A second instance of an already bound dataclass type is a `PromptValidationError`;
+        a protocol bound twice is a `DuplicateBindingError`.
+        """
+        registry = self.resources.merge(resources) if resources else self.resources
+        return dataclasses.replace(
+            self, bound_params=(*self.bound_params, *params), resources=registry
+        )
+
+    def render(
+        self,
+        *,
+        session: Session | None = None,
+        overrides: Mapping[SectionPath, Visibility] | None = None,
+    ) -> RenderedPrompt:
+        """Fill every shown section and collect its tools; see the module docstring.
+
+        Overrides come from the session's `VisibilityOverrides` slice, then `overrides`
+        (which wins). Every section's placeholders are checked, shown or not, so a
+        missing parameter fails on the first render, not when the model opens a section.
+        """
+        visibility: dict[SectionPath, Visibility] = {}
+        if session is not None:
+            _check_session(session, "get")
+            state = session.get(VisibilityOverrides, None)
+            if state is not None:
+                visibility.update(state.overrides)
+        visibility.update(_check_overrides(overrides or {}))
+        values = {path: self._values(path, section) for path, section in _walk(self.sections)}
+        result = _Render(visibility, values)
+        for section in self.sections:
+            _render_section(result, section, (section.key,))
+        tools = list(result.tools)
+        if result.summarized:
+            shown_full = frozenset(p for p in result.rendered if p not in result.summarized)
+            tools.append(_open_sections_tool(self, shown_full, result.summarized))
+        return RenderedPrompt(
+            text="\n\n".join(result.blocks),
+            tools=tuple(tools),
+            output=self.output,
+            output_type=self.output_type,
+            sections_rendered=tuple(result.rendered),
+            sections_summarized=tuple(result.summarized),
+        )
+
+    def _values(self, path: SectionPath, section: MarkdownSection) -> dict[str, str]:
+        if section.params is not None:
+            source = next((p for p in self.bound_params if isinstance(p, section.params)), None)
+            if source is None:
+                raise PromptRenderError(
+                    f"section needs a bound {section.params.__name__}",
+                    section_path=path,
+                    dataclass_type=section.params,
+                )
+            return {name: str(getattr(source, name)) for name in section.placeholders}
+        values: dict[str, str] = {}
+        for name in section.placeholders:
+            source = next((p for p in self.bound_params if _has_field(p, name)), None)
+            if source is None:
+                raise PromptRenderError(
+                    f"no bound dataclass has a field for placeholder ${{{name}}}",
+                    section_path=path,
+                    placeholder=name,
+                )
+            values[name] = str(getattr(source, name))
+        return values
+
+
+def _has_field(value: object, name: str) -> bool:
+    return dataclasses.is_dataclass(value) and any(
+        f.name == name for f in dataclasses.fields(value)
+    )
+
+
+def _render_section(state: _Render, section: MarkdownSection, path: SectionPath) -> None:
+    depth = min(len(path) + 1, _MAX_HEADING_DEPTH)
+    values = state.values[path]
+    summarized = section.summary is not None and state.visibility.get(path) != "full"
+    body = section.summary if summarized and section.summary is not None else section.template
+    text = Template(textwrap.dedent(body).strip()).substitute(values)
+    heading = f"{'#' * depth} {section.title}"
+    state.blocks.append(f"{heading}\n\n{text}" if text else heading)
+    state.rendered.append(path)
+    if summarized:
+        state.summarized.append(path)
+        state.blocks.append(
+            f"_This section is summarized. Call `{OPEN_SECTIONS_TOOL}` with "
+            f'section_keys=["{_dotted(path)}"] to read it in full._'
+        )
+        return
+    state.tools.extend(section.tools)
+    for child in section.children:
+        _render_section(state, child, (*path, child.key))
+
+
+# --- structured output
+
+
+@functools.lru_cache(maxsize=256)
+def _type_adapter(output_type: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(output_type)
+
+
+def parse_output(output_type: Any, text: str) -> Any:
+    """Validate the model's final text as `output_type`, tolerating a ```json fence.
+
+    Raises pydantic's `ValidationError` (a `ValueError`) when the text is not valid JSON
+    for the type; the loop turns that into `PromptEvaluationError(phase="response")`.
+    """
+    fenced = _JSON_FENCE.match(text)
+    payload = fenced.group(1) if fenced else text
+    return _type_adapter(output_type).validate_json(payload)

@@ -1,0 +1,156 @@
+"""One round trip, put together once for every provider: the translator's parts around a
+transport.
+
+A provider (`wink.providers`) is a `Translator`: it builds the wire request, parses the
+answer, maps its SDK's exceptions and names its rate-limit headers and stream format.
+`Exchange` does the rest, the same for all: encode the body once as strict JSON, send it
+through the transport the entry point chose, read a streamed body through the format's
+decoder, check the answer's shape, read the rate-limit headers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Generator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from ..foundation.errors import ConfigurationError, PromptEvaluationError
+from ..foundation.events import EventSink
+from ..foundation.messages import ModelRequest, ModelResponse
+from ..throttling.headers import RateLimitHeaders, rate_limit_info_from_headers
+from .decoding import StreamFormat, events_of
+from .errors import response_shape_error
+from .http import EncodedRequest, Transport, WireRequest
+from .reading import BodyReader, read_errors, read_stream
+
+if TYPE_CHECKING:
+    from .runner import OnOpen
+
+__all__ = ["Exchange", "Translator"]
+
+
+class Translator(Protocol):
+    """What a provider gives the exchange (`wink.providers.base.Provider` implements it)."""
+
+    name: ClassVar[str]
+    rate_limit_headers: ClassVar[RateLimitHeaders]
+    stream_format: ClassVar[StreamFormat | None]
+    """How its wire streams; None: its rounds are told as a stream once whole."""
+
+    def build_request(self, request: ModelRequest) -> WireRequest: ...
+
+    def parse_response(self, data: Any) -> ModelResponse:
+        """The decoded 2xx body; raises `MalformedResponse` (a ValueError) when it is not
+        the documented shape."""
+        ...
+
+    def map_errors(
+        self, prompt_name: str, secrets: tuple[str, ...]
+    ) -> AbstractContextManager[None]: ...
+
+
+class Exchange:
+    """One adapter's round trips: `request` (the whole answer) and `stream` (into a sink)."""
+
+    __slots__ = ("_secrets", "_timeout", "translator")
+
+    def __init__(self, translator: Translator, *, secrets: tuple[str, ...], timeout: float) -> None:
+        self.translator = translator
+        self._secrets = secrets
+        self._timeout = timeout
+
+    async def request(self, request: ModelRequest, transport: Transport) -> ModelResponse:
+        wire = self._wire(request)
+        with _client_refused(request), self._map_errors(request):
+            content, headers = await transport.post(wire, self._time_limit(request))
+        return self._parse_body(request, content, headers)
+
+    async def stream(
+        self,
+        request: ModelRequest,
+        transport: Transport,
+        sink: EventSink,
+        opened: OnOpen | None = None,
+    ) -> ModelResponse:
+        """`request`, streamed: the body is read as it arrives, through the wire format's
+        decoder into `sink`, and closed whatever happens (cancellation too). `opened`
+        hears of the response head (its rate headers) before the body is read."""
+        translator = self.translator
+        streamed = translator.stream_format
+        if streamed is None:
+            response = await self.request(request, transport)
+            await sink.send(events_of(response))
+            return response
+        prompt, secrets = request.prompt_name, self._secrets
+        wire = self._wire(request, streamed)
+        decoder = streamed.decoder(prompt, secrets, translator.parse_response)
+        reader = BodyReader(decoder, prompt, secrets)
+        with _client_refused(request), self._map_errors(request):
+            body = await transport.open_stream(wire, self._time_limit(request))
+        rate_limit = rate_limit_info_from_headers(body.headers, translator.rate_limit_headers)
+        try:
+            if opened is not None:
+                await opened(rate_limit)
+            with read_errors(prompt, secrets):
+                response = await read_stream(body.pieces(), reader, sink)
+        finally:  # a cancelled or failed read closes the connection here, at once
+            await body.aclose()
+        return response if rate_limit is None else replace(response, rate_limit=rate_limit)
+
+    def _map_errors(self, request: ModelRequest) -> AbstractContextManager[None]:
+        return self.translator.map_errors(request.prompt_name, self._secrets)
+
+    def _wire(self, request: ModelRequest, streamed: StreamFormat | None = None) -> EncodedRequest:
+        """The translated request (in its `streamed` form if given), encoded. A value JSON
+        cannot carry (NaN, a lone surrogate) fails here: `phase="request"`, nothing sent."""
+        try:
+            wire = self.translator.build_request(request)
+            if streamed is not None:
+                wire = WireRequest(*streamed.stream_body(wire.path, wire.body))
+            content = json.dumps(
+                wire.body, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+            ).encode()
+        except (TypeError, ValueError) as error:
+            raise PromptEvaluationError(
+                f"cannot build the {self.translator.name} request: {type(error).__name__}: {error}",
+                prompt_name=request.prompt_name,
+                phase="request",
+            ) from error
+        return EncodedRequest(wire.path, content)
+
+    def _time_limit(self, request: ModelRequest) -> float:
+        """The SDK timeout for this attempt: the adapter's, cut to the deadline's rest."""
+        if request.deadline is None:
+            return self._timeout
+        return max(0.001, min(self._timeout, request.deadline.remaining()))
+
+    def _parse_body(
+        self, request: ModelRequest, content: bytes | str, headers: Mapping[str, str] | None
+    ) -> ModelResponse:
+        """Decode a 2xx body; a body that is not the documented shape is
+        `phase="response"`. Rate-limit headers feed the adapter's pacing."""
+        translator = self.translator
+        try:
+            response = translator.parse_response(json.loads(content))
+        except ValueError as error:  # JSON errors and MalformedResponse alike
+            text = content if isinstance(content, str) else content.decode("utf-8", "replace")
+            raise response_shape_error(
+                request.prompt_name, str(error), body=text[:2000], secrets=self._secrets
+            ) from error
+        rate_limit = rate_limit_info_from_headers(headers, translator.rate_limit_headers)
+        return response if rate_limit is None else replace(response, rate_limit=rate_limit)
+
+
+@contextlib.contextmanager
+def _client_refused(request: ModelRequest) -> Generator[None]:
+    """A client that cannot serve the call (not the provider's kind): nothing was sent,
+    `phase="request"`."""
+    try:
+        yield
+    except ConfigurationError as error:
+        raise PromptEvaluationError(
+            str(error), prompt_name=request.prompt_name, phase="request"
+        ) from error

@@ -1,0 +1,233 @@
+"""The transport: how one encoded request reaches the provider and its answer comes back.
+
+The loop and the runner see one interface (`Transport`): `post` for a whole answer,
+`open_stream` for a body read piece by piece, both awaited. Two implementations carry
+it, chosen per evaluation by the entry point (docs/runtime.md):
+
+* `AsyncTransport`: the SDK's async client on the running loop (`evaluate_async`,
+  `stream_async`);
+* `SyncTransport`: the SDK's sync client, for the sync entry points, whose private loop
+  serves that one call and may block (`evaluate`, `stream`). Where the wait must stay
+  cancellable (a deadline) or the loop is someone else's (a sync client you passed to
+  `evaluate_async`), each blocking call runs on a worker thread instead (`offload`).
+
+The HTTP calls themselves are the provider's (`HttpCalls`), so a provider whose SDK has no
+raw call can bring its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..foundation.runtime import run_in_thread
+
+__all__ = [
+    "AsyncTransport",
+    "EncodedRequest",
+    "HttpCalls",
+    "OpenStream",
+    "StainlessCalls",
+    "SyncTransport",
+    "Transport",
+    "WireRequest",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """One request as the provider's API takes it: a path (or URL) and a JSON body."""
+
+    path: str
+    body: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedRequest:
+    """A `WireRequest` with its body encoded as strict JSON, UTF-8, once."""
+
+    path: str
+    content: bytes
+
+
+class OpenStream(Protocol):
+    """A streamed answer whose head has arrived: its headers, then its body in pieces."""
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    def pieces(self) -> AsyncGenerator[bytes]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Transport(Protocol):
+    """What the runner sends through; raises the SDK's own exceptions (mapped above it)."""
+
+    async def post(
+        self, wire: EncodedRequest, time_limit: float
+    ) -> tuple[bytes | str, Mapping[str, str]]: ...
+
+    async def open_stream(self, wire: EncodedRequest, time_limit: float) -> OpenStream: ...
+
+
+class HttpCalls(Protocol):
+    """A provider's HTTP calls, with a sync and an async client.
+
+    `open_stream*` return the response with its body unread: an httpx2 `Response`
+    (`headers`, `iter_bytes` / `aiter_bytes`, `close` / `aclose`); an error status raises
+    before.
+    """
+
+    def post(
+        self, client: Any, wire: EncodedRequest, time_limit: float
+    ) -> tuple[bytes | str, Mapping[str, str]]: ...
+
+    async def post_async(
+        self, client: Any, wire: EncodedRequest, time_limit: float
+    ) -> tuple[bytes | str, Mapping[str, str]]: ...
+
+    def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any: ...
+
+    async def open_stream_async(
+        self, client: Any, wire: EncodedRequest, time_limit: float
+    ) -> Any: ...
+
+
+class AsyncTransport:
+    """An async client on the running loop."""
+
+    __slots__ = ("_calls", "_client")
+
+    def __init__(self, calls: HttpCalls, client: Any) -> None:
+        self._calls = calls
+        self._client = client
+
+    async def post(
+        self, wire: EncodedRequest, time_limit: float
+    ) -> tuple[bytes | str, Mapping[str, str]]:
+        return await self._calls.post_async(self._client, wire, time_limit)
+
+    async def open_stream(self, wire: EncodedRequest, time_limit: float) -> OpenStream:
+        return _AsyncBody(await self._calls.open_stream_async(self._client, wire, time_limit))
+
+
+class SyncTransport:
+    """A sync client: called in place on a private loop, or on a worker thread when
+    `offload` (the wait must be cancellable, or the loop is not wink's to block)."""
+
+    __slots__ = ("_calls", "_client", "_offload")
+
+    def __init__(self, calls: HttpCalls, client: Any, *, offload: bool) -> None:
+        self._calls = calls
+        self._client = client
+        self._offload = offload
+
+    async def post(
+        self, wire: EncodedRequest, time_limit: float
+    ) -> tuple[bytes | str, Mapping[str, str]]:
+        return await self._call(self._calls.post, self._client, wire, time_limit)
+
+    async def open_stream(self, wire: EncodedRequest, time_limit: float) -> OpenStream:
+        response = await self._call(self._calls.open_stream, self._client, wire, time_limit)
+        return _SyncBody(response, self._call)
+
+    async def _call(self, function: Callable[..., Any], *args: Any) -> Any:
+        if self._offload:
+            return await run_in_thread(function, *args)
+        return function(*args)
+
+
+class _AsyncBody:
+    __slots__ = ("_response",)
+
+    def __init__(self, response: Any) -> None:
+        self._response = response
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self._response.headers
+
+    def pieces(self) -> AsyncGenerator[bytes]:
+        return self._response.aiter_bytes()
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+class _SyncBody:
+    __slots__ = ("_call", "_response")
+
+    def __init__(self, response: Any, call: Callable[..., Awaitable[Any]]) -> None:
+        self._response = response
+        self._call = call
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self._response.headers
+
+    async def pieces(self) -> AsyncGenerator[bytes]:
+        iterator: Iterator[bytes] = self._response.iter_bytes()
+        while True:
+            piece: bytes | None = await self._call(next, iterator, None)
+            if piece is None:
+                return
+            yield piece
+
+    async def aclose(self) -> None:
+        self._response.close()  # returns the connection to the pool: no network wait
+
+
+class StainlessCalls:
+    """The HTTP calls of a Stainless SDK (openai, anthropic): its documented raw call.
+
+    `client.post(path, cast_to=<its httpx>.Response, content=...)` keeps auth, headers,
+    base URL, timeout and exception types the SDK's, and skips `create()`'s walk over the
+    whole conversation on every request and its response models. With `stream=True` the
+    SDK returns the response once its head is in (an error status raises the SDK's
+    exception, read and mapped as for `post`).
+    """
+
+    __slots__ = ("_response_type",)
+
+    def __init__(self, response_type: type) -> None:
+        self._response_type = response_type
+
+    def post(self, client: Any, wire: EncodedRequest, time_limit: float) -> tuple[bytes, Any]:
+        http = client.post(
+            wire.path,
+            cast_to=self._response_type,
+            content=wire.content,
+            options={"timeout": time_limit},
+        )
+        return http.content, http.headers
+
+    async def post_async(
+        self, client: Any, wire: EncodedRequest, time_limit: float
+    ) -> tuple[bytes, Any]:
+        http = await client.post(
+            wire.path,
+            cast_to=self._response_type,
+            content=wire.content,
+            options={"timeout": time_limit},
+        )
+        return http.content, http.headers
+
+    def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        return client.post(
+            wire.path,
+            cast_to=self._response_type,
+            content=wire.content,
+            options={"timeout": time_limit},
+            stream=True,
+        )
+
+    async def open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        return await client.post(
+            wire.path,
+            cast_to=self._response_type,
+            content=wire.content,
+            options={"timeout": time_limit},
+            stream=True,
+        )

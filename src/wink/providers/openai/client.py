@@ -1,0 +1,156 @@
+"""What OpenAI's two wire formats (Chat Completions, Responses) share: the SDK client,
+its error map and rate-limit headers, strict schemas and the failure text
+(docs/adapters/openai.md)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, cast
+
+# --- guarded SDK import
+
+try:
+    import openai
+except ImportError as _missing:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "the OpenAI adapter needs the openai SDK: pip install 'wink[openai]'"
+    ) from _missing
+
+from ...core.foundation.messages import ToolResultMessage
+from ...core.throttling.headers import RateLimitHeaders
+from ...core.transport.errors import SdkErrors, StatusFacts, map_sdk_errors
+
+__all__ = [
+    "FAILURE_PREFIX",
+    "RATE_LIMIT_HEADERS",
+    "failure_text",
+    "load_openai_client",
+    "map_openai_errors",
+    "openai_error_facts",
+    "strict_schema",
+]
+
+# OpenAI has no error flag on tool results: a failure is marked in its text.
+FAILURE_PREFIX = "Error: "
+# Local OpenAI-compatible servers (Ollama, vLLM) need no key, but the SDK insists on one.
+_PLACEHOLDER_KEY = "not-needed"
+
+
+def load_openai_client(
+    api_key: str | None, base_url: str | None, timeout: float, *, sync: bool = False
+) -> Any:
+    """The client (async, or sync for `evaluate()`) with the SDK's retries off; a
+    placeholder key for compatible servers that need none."""
+    if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
+        api_key = _PLACEHOLDER_KEY
+    kind = openai.OpenAI if sync else openai.AsyncOpenAI
+    return kind(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+
+
+def failure_text(message: ToolResultMessage) -> str:
+    """What the model reads: failures unmistakably marked, successes never look like one."""
+    if not message.success:
+        return FAILURE_PREFIX + message.content
+    if message.content.startswith(FAILURE_PREFIX):
+        return " " + message.content
+    return message.content
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The schema in OpenAI strict form, or None when strict mode cannot express it.
+
+    Strict mode needs every object closed (`additionalProperties: false`) and every
+    property required; a parameter with a default cannot be represented, so such tools
+    are sent non-strict.
+    """
+    result = copy.deepcopy(dict(schema))
+
+    def close(node: Any) -> bool:
+        if isinstance(node, dict):
+            item = cast(dict[str, Any], node)
+            if item.get("type") == "object" or "properties" in item:
+                properties = cast(dict[str, Any], item.get("properties", {}))
+                if set(properties) != set(cast(list[str], item.get("required", []))):
+                    return False
+                if item.get("additionalProperties") not in (None, False):
+                    return False
+                item["additionalProperties"] = False
+            return all(close(value) for value in item.values())
+        if isinstance(node, list):
+            return all(close(value) for value in cast(list[Any], node))
+        return True
+
+    return result if close(result) else None
+
+
+# --- error mapping
+
+
+# Error codes a content filter sends (Azure OpenAI: `content_filter`; image models:
+# `content_policy_violation`); OpenAI's reasoning models flag a prompt as `invalid_prompt`.
+_FILTER_CODES = frozenset({"content_filter", "content_policy_violation"})
+_CONTEXT_WINDOW_WORDS = "maximum context length"  # OpenAI's and compatible servers' text
+
+
+def openai_error_facts(
+    status: int, body: Any, default_message: str, headers: Mapping[str, str] | None = None
+) -> StatusFacts:
+    """What an OpenAI error object (`{"message", "type", "param", "code"}`) says, for an
+    error answer and a stream's error event alike (docs/adapters/openai.md)."""
+    detail = cast(dict[str, Any], body) if isinstance(body, dict) else {}
+    code, kind, message = detail.get("code"), detail.get("type"), detail.get("message")
+    text = message if isinstance(message, str) else default_message
+    return StatusFacts(
+        status=status,
+        message=text,
+        body=body,
+        headers=headers,
+        # OpenAI sends an exhausted quota as a 429 too.
+        quota_exhausted="insufficient_quota" in (code, kind),
+        context_window_exceeded=code == "context_length_exceeded"
+        or _CONTEXT_WINDOW_WORDS in text.lower(),
+        content_filtered=code in _FILTER_CODES
+        or (code == "invalid_prompt" and "flagged" in text.lower()),
+    )
+
+
+def _status_facts(error: openai.APIStatusError) -> StatusFacts:
+    # the body is unwrapped by the SDK: {"message", "type", "param", "code"}
+    return openai_error_facts(error.status_code, error.body, str(error), error.response.headers)
+
+
+# OpenAI's allowance headers; their resets are Go durations ("1.5s", "6m0s"). OpenAI-
+# compatible servers that report an allowance use the same names.
+RATE_LIMIT_HEADERS = RateLimitHeaders(
+    requests=(
+        "x-ratelimit-limit-requests",
+        "x-ratelimit-remaining-requests",
+        "x-ratelimit-reset-requests",
+    ),
+    resets=(
+        ("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+        ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
+    ),
+)
+
+_ERRORS = SdkErrors(
+    sdk="openai",
+    status=(openai.APIStatusError,),
+    facts=_status_facts,
+    timeout=(openai.APITimeoutError,),
+    connection=(openai.APIConnectionError,),
+    unreadable=(openai.APIResponseValidationError, json.JSONDecodeError),
+    other=(openai.OpenAIError,),
+    rate_limit_headers=RATE_LIMIT_HEADERS,
+)
+
+
+def map_openai_errors(
+    prompt_name: str, secrets: Iterable[str] = (), *, model: str | None = None
+) -> AbstractContextManager[None]:
+    """openai SDK exceptions -> the typed contract (shared by both OpenAI adapters)."""
+    return map_sdk_errors(_ERRORS, prompt_name, secrets, model=model)
