@@ -62,12 +62,12 @@ def test_a_queue_behind_a_hold_and_a_backoff_is_the_same_in_redis(
     # 429 holds everyone for 0.5 s and lengthens the interval to 0.3125 s; the sleepers
     # wake at the end of their waits
     scenario: list[Step] = [
-        Apply(PaceChange(floor=0.25)),
+        Apply(PaceChange(floor=0.25, urgent=True)),
         Book(10.0),
         Book(10.0),
         Book(10.0),
         Advance(0.125),
-        Apply(PaceChange(hold=0.5, factor=1.25)),
+        Apply(PaceChange(hold=0.5, factor=1.25, urgent=True)),
         Release(0, 10.0),
         Release(0, 10.0),
         Release(0, 10.0),

@@ -12,7 +12,7 @@ from wink.core.throttling.redis import RedisLimiter, RedisStore
 
 
 class SlowRedis:
-    """`RedisLimiter.run_script` on a shared `MemoryStore`, each answer held back until the
+    """`RedisLimiter._run` on a shared `MemoryStore`, each answer held back until the
     test lets it through (`answer(n)`), so answers can overtake one another."""
 
     available = True
@@ -23,7 +23,7 @@ class SlowRedis:
         self.sent: list[list[str]] = []
         self._gates: list[asyncio.Event] = []
 
-    async def run_script(self, key: str, args: list[str]) -> PaceState | None:
+    async def _run(self, key: str, args: list[str]) -> PaceState | None:
         _, _, _, hold, factor, floor, action, most, mark = args
         self.store.apply_now(PaceChange(float(hold), float(factor), float(floor)))
         if action == "book":

@@ -50,11 +50,14 @@ limits = st.one_of(
     st.just(math.inf),
     st.integers(min_value=0, max_value=96).map(lambda n: n * TICK),
 )
+# urgent: a Redis store sends each at once (one that may wait for the next step is aged
+# by the time it waited, an approximation `tests/fleet/test_redis_store.py` covers)
 changes = st.builds(
     PaceChange,
     hold=st.one_of(st.just(0.0), st.just(0.0), ticks),
     factor=st.sampled_from([1.0, 1.0, 1.0, 0.5, 1.25, 2.0, 0.0]),
     floor=st.one_of(st.just(0.0), st.integers(1, 24).map(lambda n: n * TICK)),
+    urgent=st.just(True),
 )
 steps: st.SearchStrategy[Step] = st.one_of(
     st.builds(Advance, ticks),

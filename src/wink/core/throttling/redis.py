@@ -234,7 +234,7 @@ class RedisLimiter(Limiter):
         did not answer, and pacing stays in-process until it does. Optional: a process
         that skips it connects on its first request."""
         args = ["", "0", "0", "0", "1", "0", "apply", "0", "0"]
-        return await self.run_script(f"{self._prefix}__check__", args) is not None
+        return await self._run(f"{self._prefix}__check__", args) is not None
 
     async def aclose(self) -> None:
         """Close the Redis connections this limiter opened on the running event loop."""
@@ -249,7 +249,7 @@ class RedisLimiter(Limiter):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def run_script(self, key: str, args: list[str]) -> PaceState | None:
+    async def _run(self, key: str, args: list[str]) -> PaceState | None:
         """One step of the script on `key`; None when Redis cannot be used right now
         (the failure is logged once, and Redis is left alone for `retry_every`)."""
         started = time.monotonic()
@@ -415,7 +415,7 @@ class RedisStore:
         step = self._steps
         self._in_flight[step] = sent
         try:
-            reply = await self._limiter.run_script(self._key, args)
+            reply = await self._limiter._run(self._key, args)
         finally:
             del self._in_flight[step]
         if reply is not None and step > self._adopted:
