@@ -121,10 +121,10 @@ def test_the_examples_need_nothing_but_wink_all() -> None:
             assert module in installed, f"{page.name} imports {module}, not in wink[all]"
 
 
-_ENTRY = re.compile(r"^::: (wink(?:\.testing)?)\.(\w+)$", re.MULTILINE)
+_ENTRY = re.compile(r"^::: (wink(?:\.testing|\.mcp)?)\.(\w+)$", re.MULTILINE)
 
 
-@pytest.mark.parametrize("module", ["wink", "wink.testing"])
+@pytest.mark.parametrize("module", ["wink", "wink.testing", "wink.mcp"])
 def test_every_public_name_has_an_api_reference_entry(module: str) -> None:
     """docs/reference/ has one `::: module.Name` line per name of `module.__all__`, and
     none for anything else."""
@@ -138,7 +138,7 @@ def test_every_public_name_has_an_api_reference_entry(module: str) -> None:
     assert len(entries) == len(set(entries)), "a name has two entries"
 
 
-@pytest.mark.parametrize("module", ["wink", "wink.testing"])
+@pytest.mark.parametrize("module", ["wink", "wink.testing", "wink.mcp"])
 def test_every_public_name_has_a_docstring_for_its_entry(module: str) -> None:
     """Read as the API reference reads them (griffe, from src/): a type alias needs the
     string under it, which Python itself keeps nowhere."""

@@ -1,7 +1,8 @@
 """Every public call, driven with bad values, either works or raises a `WinkError`.
 
-The calls are found, not listed: every class and function in `wink.__all__` and
-`wink.testing.__all__`, and every public method of those classes that takes arguments.
+The calls are found, not listed: every class and function in `wink.__all__`,
+`wink.testing.__all__` and `wink.mcp.__all__`, and every public method of those classes
+that takes arguments.
 Each parameter in turn gets every value of `BAD_VALUES` while the others keep a valid
 one (`GOOD`), so a new public name, or a new parameter, is walked without editing this
 file; a new required parameter name needs a valid value in `GOOD` (the test says so).
@@ -26,8 +27,10 @@ from typing import Any, cast, is_typeddict
 import pytest
 
 import wink
+import wink.mcp
 import wink.testing
 from tests.helpers.adapters import KEY, MODELS, NO_RETRY
+from tests.helpers.media import png, wav
 from wink import WinkError
 from wink.core.prompting.resources import ResourceScope
 from wink.testing.scripted import final
@@ -100,6 +103,13 @@ def script_file() -> str:
     """A valid script file for `load_script` (one, reused)."""
     path = Path(tempfile.gettempdir()) / "wink-public-calls-script.json"
     path.write_text('{"script": [{"text": "hi"}]}', encoding="utf-8")
+    return str(path)
+
+
+def media_file() -> str:
+    """A valid WAV file for `Audio.from_path` (one, reused)."""
+    path = Path(tempfile.gettempdir()) / "wink-public-calls-audio.wav"
+    path.write_bytes(wav())
     return str(path)
 
 
@@ -211,9 +221,22 @@ GOOD: dict[str, Good] = {
     "Session.transaction.key": lambda _: "call_1",
     "ProviderEmulator.base_url.provider": lambda _: "anthropic",
     "ProviderAdapter.provider": lambda _: "openai",  # optional, but needed unless a subclass
+    "MCPServerStdio.command": lambda _: "python",  # never started: building connects nothing
+    "MCPServerHTTP.url": lambda _: "http://127.0.0.1:9/mcp",
     "Thinking.effort": lambda _: "high",  # optional, but one of effort and budget is not
     "Turn.tool_calls.calls": lambda _: [wink.testing.EmulatedToolCall("lookup")],
     "load_script.path": lambda _: script_file(),
+    "media_type": lambda _: "image/png",
+    "Image.data": lambda _: png(),
+    "Audio.media_type": lambda _: "audio/wav",
+    "Audio.data": lambda _: wav(),
+    "Audio.from_bytes.data": lambda _: wav(),
+    "Audio.from_bytes.media_type": lambda _: "audio/wav",
+    "Audio.from_path.path": lambda _: media_file(),
+    "Audio.from_url.url": lambda _: "https://example.com/a.wav",
+    "Document.media_type": lambda _: "text/plain",
+    "Document.data": lambda _: b"Plain words.",
+    "Turn.check_parts.received": lambda _: (),
     "parse_script.data": lambda _: {"script": [{"text": "hi"}]},
 }
 
@@ -286,7 +309,7 @@ def _all_targets() -> list[Target]:
     of every adapter) is walked on the first of them, in `__all__` order."""
     targets: list[Target] = []
     walked: set[object] = set()
-    for module in (wink, wink.testing):
+    for module in (wink, wink.testing, wink.mcp):
         for name in module.__all__:
             obj = getattr(module, name)
             if inspect.isfunction(obj):

@@ -33,7 +33,18 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # Third-party packages whose `__all__` is checked (rule three). Rules one and two apply
 # to every import and attribute, standard library included.
 WATCHED = frozenset(
-    {"openai", "anthropic", "google", "httpx", "httpx2", "tenacity", "pydantic", "pydantic_core"}
+    {
+        "openai",
+        "anthropic",
+        "google",
+        "httpx",
+        "httpx2",
+        "tenacity",
+        "pydantic",
+        "pydantic_core",
+        "mcp",
+        "mcp_types",
+    }
 )
 
 # `sys._getframe` is CPython's documented frame accessor; pydantic relies on it too.

@@ -31,6 +31,12 @@ from .core.agent.stream import (
     AsyncPromptStream as AsyncPromptStream,
     PromptStream as PromptStream,
 )
+from .core.foundation.content import (
+    Attachment as Attachment,
+    Audio as Audio,
+    Document as Document,
+    Image as Image,
+)
 from .core.foundation.errors import (
     AllAdaptersFailedError as AllAdaptersFailedError,
     AllAdaptersThrottledError as AllAdaptersThrottledError,
@@ -61,10 +67,12 @@ from .core.foundation.errors import (
     ThrottleDetails as ThrottleDetails,
     ThrottleError as ThrottleError,
     ThrottleKind as ThrottleKind,
+    ToolSourceError as ToolSourceError,
     ToolValidationError as ToolValidationError,
     TransactionError as TransactionError,
     UnboundResourceError as UnboundResourceError,
     UnsendableValueError as UnsendableValueError,
+    UnsupportedContentError as UnsupportedContentError,
     UnsupportedSettingWarning as UnsupportedSettingWarning,
     VisibilityExpansionRequired as VisibilityExpansionRequired,
     WinkError as WinkError,

@@ -242,7 +242,7 @@ def test_usage_counts_cache_reads_and_writes_as_input() -> None:
     }
     body = {"content": [{"type": "text", "text": "x"}], "stop_reason": "end_turn", "usage": usage}
     assert parse_response(body).usage == Usage(
-        input_tokens=2310, output_tokens=7, cached_tokens=2000
+        input_tokens=2310, output_tokens=7, cached_tokens=2000, cache_write_tokens=300
     )
 
 

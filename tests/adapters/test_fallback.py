@@ -172,7 +172,8 @@ def test_a_switch_after_tool_rounds_sends_the_whole_transcript_in_the_next_wire(
 
     assert response.text == "Sunny in Paris."
     assert [request.provider for request in script.seen] == [first] * 3 + [second]
-    assert handler.runs == ["Paris", "Lyon", "Paris"]  # no tool ran twice
+    # no tool ran twice (a round's calls run concurrently: their order is the threads')
+    assert sorted(handler.runs) == ["Lyon", "Paris", "Paris"]
     received = script.seen[-1]
     calls = wire_calls(second, received.body)
     assert [(name, arguments) for _, name, arguments in calls] == [

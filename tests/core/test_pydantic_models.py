@@ -109,6 +109,36 @@ def test_a_recursive_model_keeps_the_definitions_its_references_need() -> None:
     assert set(schema["$defs"]) == {"Node"}
 
 
+def test_draft_07_definitions_are_inlined_too_and_a_reference_to_nothing_is_left() -> None:
+    """Schemas written elsewhere (an MCP server's): `definitions` as well as `$defs`, a
+    property that happens to be named `definitions`, a reference that resolves nowhere."""
+    schema = inline_schema_refs(
+        {
+            "type": "object",
+            "properties": {
+                "point": {"$ref": "#/definitions/Point", "description": "where"},
+                "definitions": {"type": "string"},
+                "elsewhere": {"$ref": "https://example.com/schema.json"},
+                "missing": {"$ref": "#/$defs/Missing"},
+            },
+            "definitions": {"Point": {"type": "object", "properties": {"x": {"type": "number"}}}},
+        }
+    )
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "point": {
+                "type": "object",
+                "properties": {"x": {"type": "number"}},
+                "description": "where",
+            },
+            "definitions": {"type": "string"},
+            "elsewhere": {"$ref": "https://example.com/schema.json"},
+            "missing": {"$ref": "#/$defs/Missing"},
+        },
+    }
+
+
 def test_arguments_are_validated_into_the_model_and_failures_go_back() -> None:
     session = Session()
     adapter = ScriptedAdapter(

@@ -233,13 +233,17 @@ class ProviderAdapter(Evaluator):
 
     async def aclose(self) -> None:
         """Close the clients this adapter made (the running loop's async client and the
-        sync client). A client passed in as `client=` belongs to the caller: left open."""
+        sync client). A client passed in as `client=` belongs to the caller: left open.
+        The MCP servers its evaluations connected are closed too (`wink.mcp`)."""
         await self._clients.aclose()
+        await self._release_sources_async()
 
     def close(self) -> None:
         """Close the sync client `evaluate()` used. Async clients made by `evaluate()`
-        are closed with its call; one made on your loop needs `aclose()` there."""
+        are closed with its call; one made on your loop needs `aclose()` there. The MCP
+        servers its evaluations connected are closed too (`wink.mcp`)."""
         self._clients.close_sync()
+        self._release_sources()
 
     # ---- clients and keys
 

@@ -11,20 +11,25 @@ chain of adapters.
 from __future__ import annotations
 
 import importlib
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self
 
+from ..core.foundation.content import Attachment, attachments_of
 from ..core.foundation.runtime import run_sync
 from .options import check_arguments
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..core.agent.loop import LoopSettings, ModelClient, PromptResponse
     from ..core.agent.stream import AsyncPromptStream, EventQueue, PromptStream
     from ..core.foundation.limits import Budget, Deadline
     from ..core.prompting.prompt import OutputT, Prompt
     from ..core.prompting.session import Session
+    from ..core.prompting.sources import ToolSource
 
 __all__ = ["Call", "Evaluator"]
 
@@ -40,6 +45,7 @@ class Call:
     graceful_tool_errors: bool | None
     max_rounds: int | None
     max_output_retries: int | None
+    attachments: tuple[Attachment, ...] = ()
 
     @classmethod
     def of(
@@ -51,6 +57,7 @@ class Call:
         graceful_tool_errors: object,
         max_rounds: object,
         max_output_retries: object,
+        attachments: object = None,
     ) -> Call:
         """Wrong types fail here, at the call, before anything is rendered or sent."""
         check_arguments(
@@ -63,6 +70,7 @@ class Call:
             graceful_tool_errors,  # pyright: ignore[reportArgumentType]
             max_rounds,  # pyright: ignore[reportArgumentType]
             max_output_retries,  # pyright: ignore[reportArgumentType]
+            attachments_of(attachments, "attachments", "attachments="),
         )
 
     def settings(self, adapters: LoopSettings) -> LoopSettings:
@@ -76,7 +84,13 @@ class Call:
 
 
 class Evaluator(ABC):
-    """What every adapter offers: evaluate a prompt (sync, async, streamed) and close."""
+    """What every adapter offers: evaluate a prompt (sync, async, streamed) and close.
+
+    The MCP servers its evaluations used are remembered, and released when it closes
+    (`ToolSource.release`: a server nobody entered with `with server:` is closed).
+    """
+
+    _tool_sources: dict[int, ToolSource] | None = None
 
     @abstractmethod
     def _plan(self, session: Session, *, blocking: bool) -> tuple[ModelClient, LoopSettings]:
@@ -93,6 +107,7 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        attachments: Sequence[Attachment] | None = None,
     ) -> PromptResponse[OutputT]:
         """Evaluate `prompt` to a final answer; raises only `WinkError`.
 
@@ -100,9 +115,18 @@ class Evaluator(ABC):
         run on worker threads). `session` records the run's events and holds the tools'
         state; without one, the run gets a fresh `Session` of its own. `max_rounds`,
         `graceful_tool_errors` and `max_output_retries` override the adapter's for this call.
+        `attachments` (images, documents, audio) follow the rendered prompt in the user
+        turn (docs/multimodal.md).
         """
         call = Call.of(
-            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+            prompt,
+            session,
+            deadline,
+            budget,
+            graceful_tool_errors,
+            max_rounds,
+            max_output_retries,
+            attachments,
         )
         return await self._evaluation(prompt, call, blocking=False)
 
@@ -116,11 +140,19 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        attachments: Sequence[Attachment] | None = None,
     ) -> PromptResponse[OutputT]:
         """The sync form of `evaluate_async`, on a private event loop of its own; also safe
         inside a running event loop (Jupyter), where it runs on a worker thread."""
         call = Call.of(
-            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+            prompt,
+            session,
+            deadline,
+            budget,
+            graceful_tool_errors,
+            max_rounds,
+            max_output_retries,
+            attachments,
         )
         return run_sync(self._evaluation(prompt, call, blocking=True))
 
@@ -134,6 +166,7 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        attachments: Sequence[Attachment] | None = None,
     ) -> PromptStream[OutputT]:
         """`evaluate`, streamed: `with adapter.stream(...) as stream: for event in stream`,
         then `stream.response`. Same arguments, same loop, same contract; the iteration
@@ -141,7 +174,14 @@ class Evaluator(ABC):
         from ..core.agent.stream import PromptStream
 
         call = Call.of(
-            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+            prompt,
+            session,
+            deadline,
+            budget,
+            graceful_tool_errors,
+            max_rounds,
+            max_output_retries,
+            attachments,
         )
         return PromptStream(lambda queue: self._evaluation(prompt, call, blocking=True, sink=queue))
 
@@ -155,13 +195,21 @@ class Evaluator(ABC):
         graceful_tool_errors: bool | None = None,
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
+        attachments: Sequence[Attachment] | None = None,
     ) -> AsyncPromptStream[OutputT]:
         """`evaluate_async`, streamed: `async with adapter.stream_async(...) as stream:
         async for event in stream`, then `stream.response`."""
         from ..core.agent.stream import AsyncPromptStream
 
         call = Call.of(
-            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+            prompt,
+            session,
+            deadline,
+            budget,
+            graceful_tool_errors,
+            max_rounds,
+            max_output_retries,
+            attachments,
         )
         return AsyncPromptStream(
             lambda queue: self._evaluation(prompt, call, blocking=False, sink=queue)
@@ -181,6 +229,9 @@ class Evaluator(ABC):
         from ..core.prompting.session import Session
 
         session = call.session if call.session is not None else Session()
+        sources = prompt.tool_sources
+        if sources:
+            self._remember(sources)
         client, settings = self._plan(session, blocking=blocking)
         return run_evaluation(
             client,
@@ -190,9 +241,34 @@ class Evaluator(ABC):
             deadline=call.deadline,
             budget=call.budget,
             sink=sink,
+            attachments=call.attachments,
         )
 
     # ---- closing
+
+    def _remember(self, sources: tuple[ToolSource, ...]) -> None:
+        with _sources_lock:
+            known = self._tool_sources
+            if known is None:
+                known = self._tool_sources = {}
+            for source in sources:
+                known.setdefault(id(source), source)
+
+    def _taken_sources(self) -> list[ToolSource]:
+        with _sources_lock:
+            sources = list((self._tool_sources or {}).values())
+            self._tool_sources = None
+        return sources
+
+    def _release_sources(self) -> None:
+        """Release the MCP servers this adapter's evaluations used (from `close()`)."""
+        for source in self._taken_sources():
+            source.release()
+
+    async def _release_sources_async(self) -> None:
+        """`_release_sources`, without blocking the caller's loop (from `aclose()`)."""
+        for source in self._taken_sources():
+            await source.release_async()
 
     @abstractmethod
     async def aclose(self) -> None: ...
@@ -219,6 +295,9 @@ class Evaluator(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+_sources_lock = threading.Lock()
 
 
 def _load_the_loop() -> None:

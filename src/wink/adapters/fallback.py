@@ -31,6 +31,7 @@ from ..core.foundation.errors import (
     PromptEvaluationError,
     ThrottleDetails,
     ThrottleError,
+    UnsupportedContentError,
     WinkError,
 )
 from ..core.foundation.events import AdapterSwitched, RoundRestarted
@@ -76,13 +77,15 @@ def throttled(error: WinkError) -> bool:
 # Failures that say something about the adapter (its key, account or model), not about
 # the request: the next adapter, with its own, may well succeed.
 _ADAPTER_FAILURES = (AuthenticationError, PermissionDeniedError, NotFoundError)
-_ELSEWHERE = (ContextWindowExceededError, *_ADAPTER_FAILURES)  # another model may take it
+# another model may take it: a longer input, a part this provider cannot carry
+_ELSEWHERE = (ContextWindowExceededError, UnsupportedContentError, *_ADAPTER_FAILURES)
 
 
 def another_adapter_may_help(error: WinkError) -> bool:
     """The default `fallback_on` (docs/fallback.md has the table): the throttles
     (`throttled`); an input too long for this model's context window (the next may have a
-    larger one); a key, an account or a model name this provider refused (401, 403,
+    larger one); an image, a document or an audio this provider cannot take (the next
+    may); a key, an account or a model name this provider refused (401, 403,
     404: nothing about the next adapter). Not any other rejected request
     (`BadRequestError`: malformed here is malformed everywhere), nor a request a content
     filter blocked, nor an answer wink could not use."""
@@ -229,10 +232,12 @@ class FallbackAdapter(Evaluator):
     async def aclose(self) -> None:
         for adapter in self.adapters:
             await adapter.aclose()
+        await self._release_sources_async()
 
     def close(self) -> None:
         for adapter in self.adapters:
             adapter.close()
+        self._release_sources()
 
 
 class _Chain:

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any, TypedDict, cast
 from urllib.parse import urlsplit
 
 from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
-from ..core.foundation.settings import Effort, ModelSettings, Thinking
+from ..core.foundation.settings import (
+    SETTING_NAMES,
+    CacheRetention,
+    Effort,
+    ModelSettings,
+    Thinking,
+)
 from ..core.throttling.limiter import Limiter
 from ..core.throttling.retry import RetryPolicy
 
@@ -41,7 +47,8 @@ class AdapterOptions(TypedDict, total=False):
     0 fails on the first, None sets no limit but `max_rounds`).
     Sampling: `settings` (a `ModelSettings`), or its fields one by one: `temperature`,
     `max_tokens`, `top_p`, `stop`, `seed`, `thinking` (a `Thinking`, an effort such as
-    "high", or a token budget such as 2048), `extra_body`.
+    "high", or a token budget such as 2048), `extra_body`; OpenAI's prompt cache:
+    `prompt_cache_key`, `prompt_cache_retention` ("in_memory" or "24h"; docs/caching.md).
     Tracing: `tracer_provider` (an OpenTelemetry `TracerProvider`; default: the global one
     once the application has configured OpenTelemetry; see docs/observability.md).
     Pacing: `limiter` (default: this adapter's own `InProcessLimiter`; a `RedisLimiter`
@@ -65,19 +72,13 @@ class AdapterOptions(TypedDict, total=False):
     seed: int | None
     thinking: Thinking | Effort | int | None
     extra_body: Mapping[str, Any] | None
+    prompt_cache_key: str | None
+    prompt_cache_retention: CacheRetention | None
     tracer_provider: Any
     limiter: Limiter | None
 
 
-_SETTING_OPTIONS = (
-    "temperature",
-    "max_tokens",
-    "top_p",
-    "stop",
-    "seed",
-    "thinking",
-    "extra_body",
-)
+_SETTING_OPTIONS = (*SETTING_NAMES, "extra_body")
 
 
 # --- checks

@@ -92,6 +92,8 @@ def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdap
     - `settings` (a `ModelSettings`) or `temperature`, `max_tokens`, `top_p`, `stop`,
       `seed`, `thinking` (a `Thinking`, an effort or a token budget: docs/reasoning.md),
       `extra_body` (merged into the request body as is);
+    - `prompt_cache_key`, `prompt_cache_retention` (OpenAI's prompt cache:
+      docs/caching.md);
     - `tracer_provider` (an OpenTelemetry `TracerProvider` for this adapter's spans;
       default: the global one once the application has configured OpenTelemetry:
       docs/observability.md);

@@ -19,6 +19,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..core.foundation.carriage import NO_CONTENT, ContentRules
 from ..core.foundation.messages import ModelRequest, ModelResponse
 from ..core.foundation.portable import CallIdRules
 from ..core.foundation.settings import ModelSettings
@@ -48,7 +49,8 @@ class Provider(ABC):
     Facts: `name` (the prefix of `create_adapter("name:model")`), `api_key_variables`
     (read in order when no key is given), `unsupported_settings` (warned about, not sent),
     `rate_limit_headers`, `telemetry_name` (`gen_ai.provider.name`), `stream_format`
-    (None: not streamed on the wire), `call_ids`.
+    (None: not streamed on the wire), `call_ids`, `content_rules` (the images, documents
+    and audio it carries, where, within which limits: checked before sending).
     """
 
     name: ClassVar[str]
@@ -58,6 +60,7 @@ class Provider(ABC):
     telemetry_name: ClassVar[str]
     stream_format: ClassVar[StreamFormat | None] = None
     call_ids: ClassVar[CallIdRules] = CallIdRules()
+    content_rules: ClassVar[ContentRules] = NO_CONTENT
 
     def __init__(self, model: str, settings: ModelSettings, connection: Connection) -> None:
         self.model = model

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .emulator import ProviderEmulator, ScriptFunction, ScriptItem
     from .faults import Fault, FaultKind, HeaderStyle, RateLimit
     from .internal import EmulatorInternalError, InternalError
+    from .parts import ReceivedPart
     from .records import (
         EmulatedRequest,
         EmulatorStats,
@@ -47,6 +48,7 @@ __all__ = [
     "Provider",
     "ProviderEmulator",
     "RateLimit",
+    "ReceivedPart",
     "RecordedRequest",
     "ScriptFileError",
     "ScriptFunction",
@@ -75,6 +77,7 @@ _LAZY: dict[str, str] = {
     "Provider": "wink.testing.records",
     "ProviderEmulator": "wink.testing.emulator",
     "RateLimit": "wink.testing.faults",
+    "ReceivedPart": "wink.testing.parts",
     "RecordedRequest": "wink.testing.records",
     "ScriptFileError": "wink.testing.script_file",
     "ScriptFunction": "wink.testing.emulator",

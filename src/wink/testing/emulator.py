@@ -3,8 +3,10 @@
 Each request takes, in order: the rate limiter's verdict, a scheduled fault, an injected
 fault, then the script (queued turns, else the script callable, else `default_turn`, else
 a 400 saying the script is exhausted). Faults other than `latency` do not use up a turn.
-A request that sends the model's earlier thinking back wrong gets the real API's 400
-instead of a turn (see `WireFormat.check_history`).
+A request that sends the model's earlier thinking back wrong, or an image, a document or
+an audio the real API refuses, gets that API's 400 instead of a turn
+(`WireFormat.check_history`, `wink.testing.parts`). A turn's usage reports what the
+emulated prompt cache read and wrote (`wink.testing.caching`).
 
 If answering fails (a bug in the emulator, or in the script callable), the request gets
 the distinctive answer of `internal.py` instead, what it took from the script is put
@@ -30,9 +32,11 @@ from typing import Self
 from ..core.foundation.checks import a_mapping, a_number, a_whole_number, an_instance
 from ..core.foundation.errors import ConfigurationError
 from .asgi import ASGIApp, make_asgi_app
+from .caching import PromptCache
 from .faults import Fault, RateLimit
 from .formats import IdSource, as_object
 from .internal import LOG, EmulatorInternalError, InternalError, internal_error_reply, record_of
+from .parts import received_parts
 from .ratelimit import RateSnapshot, TokenBucket
 from .records import (
     EmulatedRequest,
@@ -117,6 +121,7 @@ class ProviderEmulator:
         self._google_ids = google_function_call_ids
         self._ids = IdSource(seed)
         self._ledger = ReasoningLedger()
+        self._cache = PromptCache()
         self._count = 0
         self._schedule: dict[int, Fault] = {}
         self._injected: deque[tuple[Fault, int]] = deque()
@@ -315,8 +320,8 @@ class ProviderEmulator:
             self._reset_stats()
 
     def reset(self) -> None:
-        """`clear()`, and also drop queued turns, pending faults, the schedule and what the
-        emulated models remember of their thinking."""
+        """`clear()`, and also drop queued turns, pending faults, the schedule, what the
+        emulated models remember of their thinking and the emulated prompt cache."""
         with self._lock:
             self._recorded.clear()
             self._reset_stats()
@@ -324,6 +329,7 @@ class ProviderEmulator:
             self._injected.clear()
             self._schedule.clear()
         self._ledger.clear()
+        self._cache.clear()
 
     def _reset_stats(self) -> None:
         self._stat_requests = self._stat_throttled = self._stat_dropped = self._stat_hung = 0
@@ -376,6 +382,7 @@ class ProviderEmulator:
                 headers=headers,
                 tool_results=wire.tool_results(fields),
                 tools=wire.tool_names(fields),
+                parts=received_parts(wire, fields),
             )
             pick, extra = call_script(function, request)
             delay += extra
@@ -384,6 +391,9 @@ class ProviderEmulator:
                 f"wink emulator: the script is exhausted (request #{number}); enqueue more "
                 "turns or pass default_turn=."
             )
+        if isinstance(pick, Turn):
+            pick.check_parts(tuple(part.label for part in received_parts(wire, fields)))
+            pick = self._cache.counted(pick, wire.cache_prefixes(fields))
         ctx = WireContext(
             route.model, fields, received, self._ids, rate, self._google_ids, self._ledger
         )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .formats import as_list, as_object, as_str
+from .parts import ReceivedPart
 
 __all__ = [
     "REDACTED",
@@ -74,7 +75,8 @@ class ToolResultView:
 
 @dataclass(frozen=True, slots=True)
 class EmulatedRequest:
-    """What a script callable sees: the parsed request plus a neutral view of it."""
+    """What a script callable sees: the parsed request plus a neutral view of it
+    (`parts`: its images, documents and audio, in order)."""
 
     number: int
     provider: Provider
@@ -84,6 +86,7 @@ class EmulatedRequest:
     headers: Mapping[str, str]
     tool_results: tuple[ToolResultView, ...]
     tools: tuple[str, ...]
+    parts: tuple[ReceivedPart, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

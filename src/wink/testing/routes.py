@@ -9,6 +9,7 @@ from typing import Any
 
 from .faults import Fault
 from .formats import as_object
+from .parts import refusal
 from .records import Provider
 from .server import RawRequest
 from .thinking import ReasoningLedger
@@ -63,7 +64,9 @@ class Route:
             wire = WIRES[self.provider]
             self.problem = wire.validate(fields)
             if self.problem is None:
-                self.rejection = wire.check_history(fields, self.model, ledger)
+                self.rejection = wire.check_history(fields, self.model, ledger) or refusal(
+                    wire, fields
+                )
 
 
 def parse_body(raw: bytes) -> Any:

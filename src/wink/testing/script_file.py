@@ -39,7 +39,13 @@ if TYPE_CHECKING:
 __all__ = ["EmulatorScript", "ScriptFileError", "load_script", "parse_script"]
 
 _TOP = ("script", "default_turn", "rate_limit")
-_USAGE = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
+_USAGE = (
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "reasoning_tokens",
+    "cache_write_tokens",
+)
 # A turn entry's kind -> the other keys it may have (besides the usage counts).
 _TURNS: dict[str, tuple[str, ...]] = {
     "tool_calls": ("text", "thinking", "finish"),
@@ -164,7 +170,19 @@ def _turn(entry: Any, path: str | None, where: str) -> Turn:
         choices = ", ".join(f"`{kind}`" for kind in (*_TURNS, "fault"))
         raise ScriptFileError(f"an entry needs one of {choices}", path=path, entry=where)
     kind = kinds[0] if kinds else "text"
-    _known_keys(fields_, (kind, *_TURNS[kind], *_USAGE), path, where)
+    _known_keys(fields_, (kind, *_TURNS[kind], *_USAGE, "expect_parts"), path, where)
+    turn = _turn_of(kind, fields_, path, where)
+    if "expect_parts" not in fields_:
+        return turn
+    expected = fields_["expect_parts"]
+    spot = f"{where}.expect_parts"
+    if not isinstance(expected, list):
+        raise ScriptFileError("must be a list of media types", path=path, entry=spot)
+    items = cast(list[Any], expected)
+    return turn.expecting(*(_string(item, path, f"{spot}[{i}]") for i, item in enumerate(items)))
+
+
+def _turn_of(kind: str, fields_: dict[str, Any], path: str | None, where: str) -> Turn:
     usage = cast(
         UsageFields,
         {key: _count(fields_[key], path, f"{where}.{key}") for key in _USAGE if key in fields_},

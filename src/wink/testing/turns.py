@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, Unpack, cast
 
 from ..core.foundation.checks import kind_of
@@ -32,20 +32,24 @@ class UsageFields(TypedDict, total=False):
     output_tokens: int
     cached_tokens: int
     reasoning_tokens: int
+    cache_write_tokens: int
 
 
 @dataclass(frozen=True, slots=True)
 class EmulatedUsage:
     """Token counts of one turn.
 
-    `input_tokens` includes `cached_tokens` and `output_tokens` includes `reasoning_tokens`
-    (OpenAI's convention); each wire format splits them the way that provider reports them.
+    `input_tokens` includes `cached_tokens` and `cache_write_tokens`, `output_tokens`
+    includes `reasoning_tokens` (wink's `Usage` rule); each wire format splits them the way
+    that provider reports them. With neither cache count given, the emulated prompt cache
+    fills them in (docs/testing.md).
     """
 
     input_tokens: int = 10
     output_tokens: int = 5
     cached_tokens: int = 0
     reasoning_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +117,7 @@ class Turn:
 
     Build it with `Turn.text`, `Turn.tool_calls`, `Turn.json` or `Turn.refusal`; the
     attributes are `content` and `calls` because `text`/`tool_calls` name the constructors.
+    `expect_parts` (set with `expecting`) is what the request must carry to be answered.
     """
 
     content: str | None = None
@@ -120,6 +125,28 @@ class Turn:
     usage: EmulatedUsage = field(default_factory=EmulatedUsage)
     finish: Finish = "stop"
     thinking: tuple[EmulatedThinking, ...] = ()
+    expect_parts: tuple[str, ...] | None = None
+
+    def expecting(self, *parts: str) -> Turn:
+        """This turn, answered only to a request whose images, documents and audio are
+        `parts`, in order: each the part's media type (its URL where the wire names no
+        type); `expecting()` asserts there are none. A request that differs is an
+        internal error of the emulator (418), which fails the test (docs/testing.md)."""
+        for part in parts:
+            if not isinstance(cast(object, part), str):
+                raise InvalidArgumentError(
+                    f"Turn.expecting takes media types (str), got {kind_of(part)}",
+                    argument="parts",
+                )
+        return replace(self, expect_parts=tuple(parts))
+
+    def check_parts(self, received: tuple[str, ...]) -> None:
+        """Raise `AssertionError` when the request's parts are not the expected ones."""
+        if self.expect_parts is not None and received != self.expect_parts:
+            raise AssertionError(
+                f"the turn expected the parts {list(self.expect_parts)}, the request "
+                f"carried {list(received)}"
+            )
 
     @classmethod
     def text(

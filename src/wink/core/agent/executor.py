@@ -73,11 +73,14 @@ class ToolExecution:
             name=self.call.name,
             content=self.content if self.content is not None else render_tool_result(self.result),
             success=self.result.success,
+            attachments=self.result.parts(),
         )
 
 
 def render_tool_result(result: ToolResult[Any]) -> str:
-    """The text the model reads: the message, plus the value as JSON unless excluded.
+    """The text the model reads: the message, plus the value as JSON unless excluded (a
+    value that is an image, a document or an audio, or a list of them, goes as parts:
+    `ToolResult.parts`).
 
     A pydantic `BaseModel` value is sent as its own JSON (`model_dump(mode="json")`: its
     serializers, excluded fields and alias settings apply). Raises `UnsendableValueError`
@@ -89,6 +92,8 @@ def render_tool_result(result: ToolResult[Any]) -> str:
     if not result.success or result.value is None or result.exclude_value_from_context:
         return _scrub_surrogates(result.message)
     value = result.value
+    if len(result.parts()) > len(result.attachments):  # the value is sent as parts
+        return _scrub_surrogates(result.message)
     try:
         plain = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
         payload = json.dumps(to_jsonable_python(plain), ensure_ascii=False)
@@ -171,11 +176,13 @@ class ToolExecutor:
     async def _run_reported(
         self, call: ToolCall, on_finished: Callable[[ToolInvoked], None] | None
     ) -> tuple[ToolExecution, ToolInvoked]:
+        tool = self.tools.get(call.name)
+        source = tool.source if tool is not None else None
         trace = current_trace()
         if trace is None:
             execution = await self._run(call)
         else:  # one span per tool execution
-            span = trace.start_tool(call)
+            span = trace.start_tool(call, source=source)
             try:
                 execution = await self._run(call)
             except BaseException as error:
@@ -191,6 +198,7 @@ class ToolExecutor:
             result=execution.result,
             error=execution.error,
             duration=execution.duration,
+            source=source,
         )
         if on_finished is not None:
             on_finished(event)

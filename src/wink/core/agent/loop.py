@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Generic, Protocol
 
+from ..foundation.content import Attachment, TextPart, UserPart
 from ..foundation.errors import (
     ContentFilteredError,
     DeadlineExceededError,
@@ -51,6 +52,7 @@ from ..foundation.messages import (
 )
 from ..prompting.prompt import OutputT, Prompt
 from ..prompting.session import Session
+from ..prompting.sources import offered_tools
 from ..telemetry.spans import Telemetry, current_trace, traced_evaluation
 from ..throttling.retry import RetryPolicy
 from .answers import DEFAULT_MAX_OUTPUT_RETRIES, Rejection, StructuredAnswers
@@ -150,8 +152,12 @@ async def run_evaluation(
     deadline: Deadline | None = None,
     budget: Budget | None = None,
     sink: EventSink | None = None,
+    attachments: tuple[Attachment, ...] = (),
 ) -> PromptResponse[OutputT]:
     """Drive `prompt` to a final answer through `client`; see the module docstring.
+
+    `attachments` (the call's images, documents, audio) follow the rendered prompt in
+    the first user turn.
 
     With a `sink`, every request is streamed into it and the loop adds its own events
     (`ToolInvoked` as each tool finishes, `RoundFinished`, `RoundRestarted`): the same
@@ -165,7 +171,7 @@ async def run_evaluation(
     with traced_evaluation(settings.telemetry, prompt.name, client):
         try:
             return await _evaluate(
-                client, prompt, session, settings, deadline, tracker, progress, sink
+                client, prompt, session, settings, deadline, tracker, progress, sink, attachments
             )
         except WinkError as error:
             _record_failure(session, client, prompt.name, error, progress, tracker)
@@ -213,21 +219,23 @@ async def _evaluate(
     tracker: BudgetTracker,
     progress: _Progress,
     sink: EventSink | None,
+    attachments: tuple[Attachment, ...],
 ) -> PromptResponse[OutputT]:
     name = prompt.name
     rendered = prompt.render(session=session)
+    tools = await offered_tools(
+        rendered.tools, rendered.tool_sources, deadline=deadline, prompt_name=name
+    )
     session.dispatch(
         PromptRendered(
             prompt_name=name,
             adapter=client.name,
             text=rendered.text,
-            tool_names=tuple(tool.name for tool in rendered.tools),
+            tool_names=tuple(tool.name for tool in tools),
         )
     )
-    specs = tuple(
-        ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in rendered.tools
-    )
-    messages: list[Message] = [UserMessage(rendered.text)]
+    specs = tuple(ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in tools)
+    messages: list[Message] = [_first_turn(rendered.text, rendered.parts, attachments)]
     invocations: list[ToolInvoked] = []
     thoughts: list[str] = []
     failed_rounds = 0
@@ -239,7 +247,7 @@ async def _evaluate(
     )
     with prompt.resources.open_scope() as scope:
         executor = ToolExecutor(
-            {tool.name: tool for tool in rendered.tools},
+            {tool.name: tool for tool in tools},
             session=session,
             resources=scope,
             prompt_name=name,
@@ -353,6 +361,15 @@ async def _evaluate(
     )
     publish(session, executed)
     return result
+
+
+def _first_turn(
+    text: str, parts: tuple[UserPart, ...], attachments: tuple[Attachment, ...]
+) -> UserMessage:
+    """The rendered prompt, then the call's attachments; a text turn when that is all."""
+    if not attachments and all(isinstance(part, TextPart) for part in parts):
+        return UserMessage(text)
+    return UserMessage((*parts, *attachments))
 
 
 def publish(session: Session, event: object) -> None:

@@ -4,6 +4,7 @@
   - ConfigurationError
   - InvalidArgumentError
   - ToolValidationError
+  - ToolSourceError
   - DeadlineExceededError
   - StreamNotFinishedError
   - UnsendableValueError
@@ -18,6 +19,7 @@
   - PromptEvaluationError
     + BadRequestError
       + ContextWindowExceededError
+      + UnsupportedContentError
     + AuthenticationError
     + PermissionDeniedError
     + NotFoundError
@@ -35,7 +37,8 @@
 
 The `PromptEvaluationError` subclasses say what a provider's answer means, whichever
 provider sent it (`wink.core.transport.errors` decides, once for all): a request to fix
-(`BadRequestError`, `ContextWindowExceededError`), a key or an account to fix
+(`BadRequestError`, `ContextWindowExceededError`; `UnsupportedContentError` is wink's own,
+raised before sending a part the provider cannot take), a key or an account to fix
 (`AuthenticationError`, `PermissionDeniedError`), a model name to fix (`NotFoundError`),
 content a filter blocked (`ContentFilteredError`), an answer that ended without a usable
 final answer (`OutputTruncatedError`, `RefusalError`), or a throttle to wait out
@@ -92,10 +95,12 @@ __all__ = [
     "ThrottleDetails",
     "ThrottleError",
     "ThrottleKind",
+    "ToolSourceError",
     "ToolValidationError",
     "TransactionError",
     "UnboundResourceError",
     "UnsendableValueError",
+    "UnsupportedContentError",
     "UnsupportedSettingWarning",
     "VisibilityExpansionRequired",
     "WinkError",
@@ -139,6 +144,20 @@ class ConfigurationError(WinkError, ValueError):
         super().__init__(message)
         self.provider = provider
         self.option = option
+
+
+class ToolSourceError(WinkError, RuntimeError):
+    """A tool source (an MCP server: `wink.mcp`) cannot be started, reached or listed,
+    so its tools cannot be offered: raised when it connects (`with server:`, or the first
+    evaluation that uses it), naming the command or URL, never an env value or a header.
+
+    A failure of one of its tools during an evaluation is not this: it goes back to the
+    model as a failed `ToolResult`. `source` is the server's name.
+    """
+
+    def __init__(self, message: str, *, source: str) -> None:
+        super().__init__(message)
+        self.source = source
 
 
 class InvalidArgumentError(WinkError, TypeError):
@@ -312,6 +331,19 @@ class ContextWindowExceededError(BadRequestError):
     """The input (with the room asked for the answer) does not fit the model's context
     window: shorten the transcript, ask for fewer output tokens, or use a model with a
     larger window (a `FallbackAdapter` moves on to the next adapter by default)."""
+
+
+class UnsupportedContentError(BadRequestError):
+    """A content part this provider cannot take (its kind, its media type, how it is
+    given, where it is) or one over its documented size limits, found before anything
+    was sent. `provider` and `part` name them; a `FallbackAdapter` moves on by default."""
+
+    def __init__(
+        self, message: str, *, prompt_name: str, provider: str, part: object | None = None
+    ) -> None:
+        super().__init__(message, prompt_name=prompt_name, phase="request")
+        self.provider = provider
+        self.part = part
 
 
 class AuthenticationError(PromptEvaluationError):

@@ -61,7 +61,10 @@ class PromptRendered:
 
 @dataclass(frozen=True, slots=True)
 class ToolInvoked:
-    """A tool call ran; failures are recorded too (`result.success` False, `error` kept)."""
+    """A tool call ran; failures are recorded too (`result.success` False, `error` kept).
+
+    `source` names the MCP server the tool came from (its `name`); None for a tool of
+    this process."""
 
     prompt_name: str
     adapter: str
@@ -71,6 +74,7 @@ class ToolInvoked:
     result: ToolResult[Any]
     error: BaseException | None = None
     duration: float = 0.0
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

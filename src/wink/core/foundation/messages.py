@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .content import Attachment, CachePoint, TextPart, UserPart
+
 if TYPE_CHECKING:
     from .limits import Deadline
 
@@ -47,8 +49,11 @@ asks again. `error`: the provider answered with a failure; calls in it are never
 class Usage:
     """Token counts; adding two gives the sum (accumulated across requests).
 
-    `output_tokens` includes `reasoning_tokens` on every provider (the tokens spent
-    thinking are billed as output), so `reasoning_tokens` is the thinking share of it.
+    One rule on every provider: `input_tokens` counts the whole prompt, however it was
+    billed, so it includes `cached_tokens` (read from the prompt cache) and
+    `cache_write_tokens` (written to it: Anthropic's `cache_creation_input_tokens`,
+    OpenAI's `cache_write_tokens`; Gemini reports none). Likewise `output_tokens`
+    includes `reasoning_tokens` (the tokens spent thinking are billed as output).
     """
 
     input_tokens: int = 0
@@ -56,6 +61,7 @@ class Usage:
     cached_tokens: int = 0
     reasoning_tokens: int = 0
     requests: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -68,6 +74,7 @@ class Usage:
             cached_tokens=self.cached_tokens + other.cached_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             requests=self.requests + other.requests,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -78,7 +85,32 @@ class SystemMessage:
 
 @dataclass(frozen=True, slots=True)
 class UserMessage:
-    content: str
+    """A user turn: a text, or parts in order (text, attachments, cache points)."""
+
+    content: str | tuple[UserPart, ...]
+
+    @property
+    def parts(self) -> tuple[UserPart, ...]:
+        """The turn as parts (a text turn is one `TextPart`)."""
+        content = self.content
+        return (TextPart(content),) if isinstance(content, str) else content
+
+    @property
+    def has_attachments(self) -> bool:
+        """Whether the turn carries an image, a document or an audio (else text alone,
+        perhaps with cache points)."""
+        content = self.content
+        return not isinstance(content, str) and any(
+            not isinstance(part, TextPart | CachePoint) for part in content
+        )
+
+    @property
+    def text(self) -> str:
+        """The turn's text, its text parts joined by a blank line."""
+        content = self.content
+        if isinstance(content, str):
+            return content
+        return "\n\n".join(part.text for part in content if isinstance(part, TextPart))
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,12 +191,14 @@ class AssistantMessage:
 
 @dataclass(frozen=True, slots=True)
 class ToolResultMessage:
-    """A tool's outcome as the model will see it; `success=False` renders natively as an error."""
+    """A tool's outcome as the model will see it; `success=False` renders natively as an
+    error. `attachments` are the parts the tool returned, after the text."""
 
     call_id: str
     name: str
     content: str
     success: bool = True
+    attachments: tuple[Attachment, ...] = ()
 
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage

@@ -12,7 +12,14 @@ from typing import Any, Literal, cast, get_args
 
 from .errors import ConfigurationError, InvalidArgumentError
 
-__all__ = ["PORTABLE_HINT", "Effort", "ModelSettings", "Thinking"]
+__all__ = [
+    "PORTABLE_HINT",
+    "SETTING_NAMES",
+    "CacheRetention",
+    "Effort",
+    "ModelSettings",
+    "Thinking",
+]
 
 PORTABLE_HINT = "(give both to stay portable)"
 """Said when a model takes only one of `Thinking`'s two forms."""
@@ -22,6 +29,10 @@ Effort = Literal["low", "medium", "high"]
 """How hard a reasoning model thinks; the three levels every provider has."""
 
 _EFFORTS: tuple[str, ...] = get_args(Effort)
+
+CacheRetention = Literal["in_memory", "24h"]
+"""How long OpenAI keeps a cached prompt prefix (`prompt_cache_retention`)."""
+_RETENTIONS: tuple[str, ...] = get_args(CacheRetention)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +92,18 @@ class Thinking:
         )
 
 
-_SETTING_NAMES = frozenset(("temperature", "max_tokens", "top_p", "stop", "seed", "thinking"))
+SETTING_NAMES = (
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "stop",
+    "seed",
+    "thinking",
+    "prompt_cache_key",
+    "prompt_cache_retention",
+)
+"""The `ModelSettings` fields a caller may also pass one by one (`extra` aside)."""
+_SETTING_NAMES = frozenset(SETTING_NAMES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +114,10 @@ class ModelSettings:
     dropped: building that adapter warns with `UnsupportedSettingWarning`. `thinking`
     (a `Thinking`, or its shorthand: an effort like "high" or a budget like 2048) turns
     reasoning on; a model that cannot take it is a `ConfigurationError`.
+
+    `prompt_cache_key` and `prompt_cache_retention` ("in_memory" or "24h") are OpenAI's
+    prompt-cache options (docs/caching.md): the key routes requests that share a long
+    prefix to the same cache; the other providers warn that they cannot honour them.
     """
 
     temperature: float | None = None
@@ -101,9 +127,23 @@ class ModelSettings:
     seed: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
     thinking: Thinking | None = None
+    prompt_cache_key: str | None = None
+    prompt_cache_retention: CacheRetention | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "thinking", Thinking.of(self.thinking))
+        _check_type("prompt_cache_key", self.prompt_cache_key, (str,), "a string")
+        if self.prompt_cache_key is not None and not self.prompt_cache_key.strip():
+            raise ConfigurationError(
+                "prompt_cache_key must not be empty", option="prompt_cache_key"
+            )
+        retention = cast(object, self.prompt_cache_retention)
+        if retention is not None and retention not in _RETENTIONS:
+            raise ConfigurationError(
+                f"prompt_cache_retention must be one of {', '.join(_RETENTIONS)}, "
+                f"got {retention!r}",
+                option="prompt_cache_retention",
+            )
         for name in ("temperature", "top_p"):
             _check_type(name, getattr(self, name), (int, float), "a number")
         for name in ("max_tokens", "seed"):

@@ -33,6 +33,7 @@ from pydantic import TypeAdapter
 from typing_extensions import TypeVar
 
 from ..foundation.checks import kind_of
+from ..foundation.content import Attachment, CachePoint, TextPart, UserPart, attachments_of
 from ..foundation.errors import (
     InvalidArgumentError,
     PromptRenderError,
@@ -42,6 +43,7 @@ from ..foundation.errors import (
 from ..foundation.messages import OutputSpec
 from ..foundation.results import ToolResult
 from .resources import ResourceBinding, ResourceFactory, ResourceRegistry
+from .sources import ToolSource
 from .tools import Tool, ToolContext, inline_schema_refs, is_model_type
 
 OutputT = TypeVar("OutputT", default=None)  # a prompt without output_type gives None
@@ -246,7 +248,14 @@ class MarkdownSection:
     for a literal dollar. Values come from `params` (a dataclass type) when given —
     every placeholder must then be one of its fields — otherwise from the first bound
     dataclass instance that has a field of that name. With a `summary`, the section is
-    shown summarized (no children, no tools) until opened.
+    shown summarized (no children, no tools, no attachments) until opened.
+
+    `attachments` (images, documents, audio) follow the section's text in the user turn
+    (docs/multimodal.md). `cache=True` caches the prompt up to and including this
+    section and its children, where the provider lets the caller choose
+    (docs/caching.md). `mcp_servers` offers the tools of MCP servers
+    (`wink.mcp.MCPServerStdio`, `wink.mcp.MCPServerHTTP`; any `ToolSource`) beside
+    `tools`, listed when an evaluation starts.
     """
 
     key: str
@@ -256,6 +265,9 @@ class MarkdownSection:
     summary: str | None = None
     children: Sequence[MarkdownSection] = ()
     params: type[Any] | None = None
+    attachments: Sequence[Attachment] = ()
+    cache: bool = False
+    mcp_servers: Sequence[ToolSource] = ()
     placeholders: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -278,12 +290,22 @@ class MarkdownSection:
         object.__setattr__(
             self, "children", _listed(self.children, "children", "MarkdownSection", own_path)
         )
+        self._check_parts(own_path)
         for tool in self.tools:
             if not _is(tool, Tool):
                 raise PromptValidationError(
                     f"section tools must be Tool instances, got {kind_of(tool)}",
                     section_path=own_path,
                 )
+        servers = _listed(self.mcp_servers, "mcp_servers", "MCP servers", own_path)
+        for server in servers:
+            if not _is(server, ToolSource):
+                raise PromptValidationError(
+                    "mcp_servers takes MCP servers (wink.mcp.MCPServerStdio, "
+                    f"wink.mcp.MCPServerHTTP), got {kind_of(server)}",
+                    section_path=own_path,
+                )
+        object.__setattr__(self, "mcp_servers", servers)
         _check_sections(self.children, own_path)
         names = _placeholders(own_path, self.template, "template")
         if self.summary is not None:
@@ -291,6 +313,18 @@ class MarkdownSection:
         names = tuple(dict.fromkeys(names))
         self._check_params(own_path, names)
         object.__setattr__(self, "placeholders", names)
+
+    def _check_parts(self, own_path: SectionPath) -> None:
+        try:
+            parts = attachments_of(self.attachments, "attachments", "section attachments")
+        except InvalidArgumentError as error:
+            raise PromptValidationError(str(error), section_path=own_path) from None
+        object.__setattr__(self, "attachments", parts)
+        if not isinstance(cast(object, self.cache), bool):
+            raise PromptValidationError(
+                f"section cache must be True or False, got {kind_of(self.cache)}",
+                section_path=own_path,
+            )
 
     def _check_params(self, own_path: SectionPath, names: tuple[str, ...]) -> None:
         if self.params is None:
@@ -377,7 +411,12 @@ def _open_sections_tool(
 
 @dataclass(frozen=True)
 class RenderedPrompt:
-    """What one render produced: the system prompt text, the tools to offer, the output."""
+    """What one render produced: the prompt text, the tools to offer, the output.
+
+    `parts` is the prompt as the user turn carries it: the text in pieces, each shown
+    section's attachments after its text, and a `CachePoint` after each section with
+    `cache=True`; a prompt with neither is its text alone.
+    """
 
     text: str
     tools: tuple[Tool[Any, Any], ...]
@@ -385,18 +424,44 @@ class RenderedPrompt:
     output_type: type[Any] | None
     sections_rendered: tuple[SectionPath, ...]
     sections_summarized: tuple[SectionPath, ...] = ()
+    parts: tuple[UserPart, ...] = ()
+    tool_sources: tuple[ToolSource, ...] = ()  # of the sections shown, each once
+
+
+_Item = str | Attachment | CachePoint
 
 
 @dataclass
 class _Render:
-    """Mutable accumulator for one render pass."""
+    """Mutable accumulator for one render pass: text blocks, attachments and cache
+    points in order (`items`), the tools, the sections shown."""
 
     visibility: Mapping[SectionPath, Visibility]
     values: Mapping[SectionPath, Mapping[str, str]]
-    blocks: list[str] = field(default_factory=lambda: list[str]())
+    items: list[_Item] = field(default_factory=lambda: list[_Item]())
     tools: list[Tool[Any, Any]] = field(default_factory=lambda: list[Tool[Any, Any]]())
+    sources: dict[int, ToolSource] = field(default_factory=lambda: dict[int, ToolSource]())
     rendered: list[SectionPath] = field(default_factory=lambda: list[SectionPath]())
     summarized: list[SectionPath] = field(default_factory=lambda: list[SectionPath]())
+
+    def text(self) -> str:
+        return "\n\n".join(item for item in self.items if isinstance(item, str))
+
+    def parts(self) -> tuple[UserPart, ...]:
+        """The items with neighbouring text blocks joined into one `TextPart`."""
+        parts: list[UserPart] = []
+        texts: list[str] = []
+        for item in self.items:
+            if isinstance(item, str):
+                texts.append(item)
+                continue
+            if texts:
+                parts.append(TextPart("\n\n".join(texts)))
+                texts = []
+            parts.append(item)
+        if texts:
+            parts.append(TextPart("\n\n".join(texts)))
+        return tuple(parts)
 
 
 @dataclass(frozen=True)
@@ -527,13 +592,22 @@ class Prompt(Generic[OutputT]):
             shown_full = frozenset(p for p in result.rendered if p not in result.summarized)
             tools.append(_open_sections_tool(self, shown_full, result.summarized))
         return RenderedPrompt(
-            text="\n\n".join(result.blocks),
+            text=result.text(),
             tools=tuple(tools),
             output=self.output,
             output_type=self.output_type,
             sections_rendered=tuple(result.rendered),
             sections_summarized=tuple(result.summarized),
+            parts=result.parts(),
+            tool_sources=tuple(result.sources.values()),
         )
+
+    @property
+    def tool_sources(self) -> tuple[ToolSource, ...]:
+        """The MCP servers of every section, shown or not, each once (an adapter closes
+        those it connected: `ToolSource.release`)."""
+        found = {id(s): s for _, section in _walk(self.sections) for s in section.mcp_servers}
+        return tuple(found.values())
 
     def _values(self, path: SectionPath, section: MarkdownSection) -> dict[str, str]:
         if section.params is not None:
@@ -571,18 +645,23 @@ def _render_section(state: _Render, section: MarkdownSection, path: SectionPath)
     body = section.summary if summarized and section.summary is not None else section.template
     text = Template(textwrap.dedent(body).strip()).substitute(values)
     heading = f"{'#' * depth} {section.title}"
-    state.blocks.append(f"{heading}\n\n{text}" if text else heading)
+    state.items.append(f"{heading}\n\n{text}" if text else heading)
     state.rendered.append(path)
     if summarized:
         state.summarized.append(path)
-        state.blocks.append(
+        state.items.append(
             f"_This section is summarized. Call `{OPEN_SECTIONS_TOOL}` with "
             f'section_keys=["{_dotted(path)}"] to read it in full._'
         )
-        return
-    state.tools.extend(section.tools)
-    for child in section.children:
-        _render_section(state, child, (*path, child.key))
+    else:
+        state.tools.extend(section.tools)
+        for server in section.mcp_servers:
+            state.sources.setdefault(id(server), server)
+        state.items.extend(section.attachments)
+        for child in section.children:
+            _render_section(state, child, (*path, child.key))
+    if section.cache:
+        state.items.append(CachePoint())
 
 
 # --- structured output

@@ -134,6 +134,12 @@ class Tool(Generic[P, R]):
         set_field(self, "result_type", result_type)
         set_field(self, "is_async", _is_async_callable(handler))
 
+    @property
+    def source(self) -> str | None:
+        """Where the tool lives: None for a handler in this process, the name of the
+        server that offers it otherwise (an MCP server: `wink.mcp`)."""
+        return None
+
     @cached_property
     def params_adapter(self) -> TypeAdapter[Any]:
         return TypeAdapter(self.params_type)
@@ -347,36 +353,48 @@ def _result_type(annotation: Any) -> Any:
 
 
 def inline_schema_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """`schema` with its `$defs` references inlined: Gemini's schema dialect takes none,
-    and a nested model's schema is clearer to a model written out where it is used.
+    """`schema` with its local references (`#/$defs/...`, and draft-07's
+    `#/definitions/...`) inlined: Gemini's schema dialect takes none, and a nested
+    model's schema is clearer to a model written out where it is used.
 
     A recursive type cannot be written out: its references stay, and so do the
-    definitions they need (under `$defs` at the root), so the schema stays whole.
+    definitions they need (where they were, at the root), so the schema stays whole. A
+    reference to nothing (a schema from elsewhere, an MCP server's) is left as it is.
     """
-    defs: Mapping[str, Any] = schema.get("$defs", {})
-    kept: set[str] = set()
+    tables: dict[str, Mapping[str, Any]] = {
+        prefix: schema.get(key, {})
+        for prefix, key in (("#/$defs/", "$defs"), ("#/definitions/", "definitions"))
+        if isinstance(schema.get(key), Mapping)
+    }
+    kept: set[tuple[str, str]] = set()
 
-    def resolve(node: Any, seen: frozenset[str]) -> Any:
+    def target(ref: object) -> tuple[str, str] | None:
+        for prefix, table in tables.items():
+            if isinstance(ref, str) and ref.startswith(prefix) and ref[len(prefix) :] in table:
+                return prefix, ref[len(prefix) :]
+        return None
+
+    def resolve(node: Any, seen: frozenset[tuple[str, str]]) -> Any:
         if isinstance(node, Mapping):
             mapping = typing.cast(Mapping[str, Any], node)
-            ref = mapping.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                key = ref.removeprefix("#/$defs/")
-                if key in seen:  # recursive type: leave the reference as is
-                    kept.add(key)
+            found = target(mapping.get("$ref"))
+            if found is not None:
+                if found in seen:  # recursive type: leave the reference as is
+                    kept.add(found)
                     return dict(mapping)
                 merged = {k: v for k, v in mapping.items() if k != "$ref"}
-                return {**resolve(defs[key], seen | {key}), **merged}
-            return {k: resolve(v, seen) for k, v in mapping.items() if k != "$defs"}
+                return {**resolve(tables[found[0]][found[1]], seen | {found}), **merged}
+            return {k: resolve(v, seen) for k, v in mapping.items()}
         if isinstance(node, list):
             return [resolve(item, seen) for item in typing.cast(list[Any], node)]
         return node
 
-    inlined: dict[str, Any] = resolve(schema, frozenset())
-    kept_defs: dict[str, Any] = {}
+    root = {k: v for k, v in schema.items() if k not in ("$defs", "definitions")}
+    inlined: dict[str, Any] = resolve(root, frozenset())
+    kept_defs: dict[tuple[str, str], Any] = {}
     while kept - kept_defs.keys():
-        key = min(kept - kept_defs.keys())
-        kept_defs[key] = resolve(defs[key], frozenset({key}))
-    if kept_defs:
-        inlined["$defs"] = kept_defs
+        found = min(kept - kept_defs.keys())
+        kept_defs[found] = resolve(tables[found[0]][found[1]], frozenset({found}))
+    for (prefix, key), definition in sorted(kept_defs.items()):
+        inlined.setdefault(prefix.strip("#/"), {})[key] = definition
     return inlined

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         ModelResponse,
         ToolCall,
         ToolResultMessage,
+        UserMessage,
     )
     from ..foundation.results import ToolResult
 
@@ -351,17 +352,19 @@ class EvaluationTrace:
         finally:
             opened.span.end()
 
-    def start_tool(self, call: ToolCall) -> OpenSpan:
-        """A tool execution begins: a current `execute_tool {name}` span."""
+    def start_tool(self, call: ToolCall, *, source: str | None = None) -> OpenSpan:
+        """A tool execution begins: a current `execute_tool {name}` span; `source` names
+        the MCP server of a tool that lives in one (`wink.tool.source`)."""
         api = self._api
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.name,
+            "gen_ai.tool.call.id": call.id,
+        }
+        if source is not None:
+            attributes["wink.tool.source"] = source
         span = self._tracer.start_span(
-            f"execute_tool {call.name}",
-            kind=api.internal,
-            attributes={
-                "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": call.name,
-                "gen_ai.tool.call.id": call.id,
-            },
+            f"execute_tool {call.name}", kind=api.internal, attributes=attributes
         )
         if self.content:
             _with_content(span, "gen_ai.tool.call.arguments", call.arguments_json)
@@ -448,6 +451,8 @@ def _answered(span: Span, response: ModelResponse, content: bool) -> None:
     }
     if usage.cached_tokens:
         attributes["gen_ai.usage.cache_read.input_tokens"] = usage.cached_tokens
+    if usage.cache_write_tokens:
+        attributes["gen_ai.usage.cache_creation.input_tokens"] = usage.cache_write_tokens
     if usage.reasoning_tokens:
         attributes["gen_ai.usage.reasoning.output_tokens"] = usage.reasoning_tokens
     raw: Mapping[str, Any] = response.raw or {}
@@ -468,6 +473,24 @@ def _messages_json(messages: tuple[Message, ...]) -> str:
     return json.dumps([_message_json(message) for message in messages], ensure_ascii=False)
 
 
+def _user_parts_json(message: UserMessage) -> list[dict[str, Any]]:
+    """Text parts with their text; an attachment by its kind and media type (and URL),
+    never its bytes, which would swell the span."""
+    from ..foundation.content import CachePoint, TextPart
+
+    parts: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            parts.append({"type": "text", "content": part.text})
+        elif not isinstance(part, CachePoint):
+            shown: dict[str, Any] = {"modality": part.kind, "mime_type": part.media_type}
+            if part.url is not None:
+                parts.append({"type": "uri", **shown, "uri": part.url})
+            else:
+                parts.append({"type": "blob", **shown})
+    return parts
+
+
 def _message_json(message: Message, finish_reason: str | None = None) -> dict[str, Any]:
     """A neutral message in the conventions' `gen_ai.*.messages` shape (role + parts)."""
     from ..foundation.messages import (
@@ -477,9 +500,10 @@ def _message_json(message: Message, finish_reason: str | None = None) -> dict[st
         UserMessage,
     )
 
-    if isinstance(message, UserMessage | SystemMessage):
-        role = "user" if isinstance(message, UserMessage) else "system"
-        return {"role": role, "parts": [{"type": "text", "content": message.content}]}
+    if isinstance(message, UserMessage):
+        return {"role": "user", "parts": _user_parts_json(message)}
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "parts": [{"type": "text", "content": message.content}]}
     if isinstance(message, ToolResultMessage):
         part: dict[str, Any] = {
             "type": "tool_call_response",

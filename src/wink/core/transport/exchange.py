@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from ..foundation.carriage import ContentRules, check_content
 from ..foundation.errors import ConfigurationError, PromptEvaluationError
 from ..foundation.events import EventSink
 from ..foundation.messages import ModelRequest, ModelResponse
@@ -39,6 +40,8 @@ class Translator(Protocol):
     rate_limit_headers: ClassVar[RateLimitHeaders]
     stream_format: ClassVar[StreamFormat | None]
     """How its wire streams; None: its rounds are told as a stream once whole."""
+    content_rules: ClassVar[ContentRules]
+    """The attachments it carries, where, within which limits (checked before sending)."""
 
     def build_request(self, request: ModelRequest) -> WireRequest: ...
 
@@ -104,8 +107,10 @@ class Exchange:
         return self.translator.map_errors(request.prompt_name, self._secrets)
 
     def _wire(self, request: ModelRequest, streamed: StreamFormat | None = None) -> EncodedRequest:
-        """The translated request (in its `streamed` form if given), encoded. A value JSON
-        cannot carry (NaN, a lone surrogate) fails here: `phase="request"`, nothing sent."""
+        """The translated request (in its `streamed` form if given), encoded. A part the
+        provider cannot take, or a value JSON cannot carry (NaN, a lone surrogate), fails
+        here: `phase="request"`, nothing sent."""
+        check_content(request, self.translator.content_rules, self.translator.name)
         try:
             wire = self.translator.build_request(request)
             if streamed is not None:

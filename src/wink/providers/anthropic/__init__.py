@@ -34,10 +34,11 @@ class Anthropic(Provider):
 
     name = "anthropic"
     api_key_variables = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-    unsupported_settings = frozenset({"seed"})
+    unsupported_settings = frozenset({"seed", "prompt_cache_key", "prompt_cache_retention"})
     rate_limit_headers = messages.RATE_LIMIT_HEADERS
     telemetry_name = "anthropic"
     stream_format = AnthropicStream()
+    content_rules = messages.CONTENT_RULES
 
     def make_client(self, *, sync: bool) -> Any:
         # api_key None: the SDK reads ANTHROPIC_API_KEY. Retries off: RetryPolicy decides.

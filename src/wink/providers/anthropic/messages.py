@@ -20,6 +20,14 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
         "the Anthropic adapter needs the anthropic SDK: pip install 'wink[anthropic]'"
     ) from _missing
 
+from ...core.foundation.carriage import MB, Carriage, ContentRules
+from ...core.foundation.content import (
+    Attachment,
+    CachePoint,
+    Document,
+    Image,
+    TextPart,
+)
 from ...core.foundation.messages import (
     AssistantMessage,
     FinishReason,
@@ -48,6 +56,7 @@ from ...core.transport.errors import (
 from .thinking import anthropic_thinking
 
 __all__ = [
+    "CONTENT_RULES",
     "PROVIDER",
     "RATE_LIMIT_HEADERS",
     "anthropic_error_facts",
@@ -72,6 +81,26 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "pause_turn": "paused",
 }
 
+# Images and documents travel inside a `tool_result` too; there is no audio input. The
+# documented limits: 5 MB an image in base64, 100 images and 32 MB a request (docs/adapters).
+CONTENT_RULES = ContentRules(
+    (
+        Carriage(
+            frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"}),
+            frozenset({"data", "url"}),
+            "inside",
+            max_bytes=5 * MB,
+            max_count=100,
+            encoded=True,
+        ),
+        Carriage(frozenset({"application/pdf"}), frozenset({"data", "url"}), "inside"),
+        Carriage(frozenset({"text/plain"}), in_tool_result="inside"),
+    ),
+    max_request_bytes=32 * MB,
+)
+_MAX_CACHE_POINTS = 4  # `cache_control` breakpoints a request may carry
+_CACHED = {"type": "ephemeral"}
+
 # ModelSettings field -> request key.
 _SETTING_KEYS: dict[str, str] = {
     "temperature": "temperature",
@@ -94,6 +123,7 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
         "max_tokens": settings.max_tokens or budget + _DEFAULT_MAX_TOKENS,
         "messages": messages,
     }
+    _keep_last_cache_points(messages)
     if system:
         body["system"] = system
     tools = [_map_tool_spec(spec) for spec in request.tools]
@@ -125,12 +155,54 @@ def _map_messages(messages: Iterable[Message]) -> tuple[str, list[dict[str, Any]
 
 def _map_message(message: Message) -> tuple[str, list[dict[str, Any]]]:
     if isinstance(message, UserMessage):
-        return "user", [{"type": "text", "text": message.content}]
+        return "user", _map_user(message)
     if isinstance(message, AssistantMessage):
         return "assistant", _map_assistant(message)
     if isinstance(message, ToolResultMessage):
         return "user", [_map_tool_result(message)]
     raise TypeError(f"cannot send {type(message).__name__} to Anthropic")
+
+
+def _map_user(message: UserMessage) -> list[dict[str, Any]]:
+    """Text, image and document blocks; a cache point marks the block before it."""
+    blocks: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, CachePoint):
+            if blocks:
+                blocks[-1]["cache_control"] = dict(_CACHED)
+        elif isinstance(part, TextPart):
+            blocks.append({"type": "text", "text": part.text})
+        else:
+            blocks.append(_map_attachment(part))
+    return blocks
+
+
+def _map_attachment(part: Attachment) -> dict[str, Any]:
+    """An `image` or `document` block, its source base64, a URL, or (plain text) text."""
+    if part.url is not None:
+        source: dict[str, Any] = {"type": "url", "url": part.url}
+    elif isinstance(part, Document) and part.text is not None:
+        source = {"type": "text", "media_type": part.media_type, "data": part.text}
+    else:
+        source = {"type": "base64", "media_type": part.media_type, "data": part.base64()}
+    block: dict[str, Any] = {"type": "image" if isinstance(part, Image) else "document"}
+    block["source"] = source
+    if isinstance(part, Document) and part.name:
+        block["title"] = part.name
+    return block
+
+
+def _keep_last_cache_points(messages: list[dict[str, Any]]) -> None:
+    """At most `_MAX_CACHE_POINTS` marked blocks (the API refuses more): the last ones are
+    kept, which cache the longest prefixes (docs/caching.md)."""
+    marked = [
+        block
+        for message in messages
+        for block in cast(list[dict[str, Any]], message["content"])
+        if "cache_control" in block
+    ]
+    for block in marked[:-_MAX_CACHE_POINTS]:
+        del block["cache_control"]
 
 
 def _map_assistant(message: AssistantMessage) -> list[dict[str, Any]]:
@@ -197,10 +269,15 @@ def _not_json(constant: str) -> Any:
 
 
 def _map_tool_result(message: ToolResultMessage) -> dict[str, Any]:
+    """Text, or with parts a list of blocks (the text first, when there is any)."""
+    content: str | list[dict[str, Any]] = message.content
+    if message.attachments:
+        text = [{"type": "text", "text": message.content}] if message.content else []
+        content = text + [_map_attachment(part) for part in message.attachments]
     block: dict[str, Any] = {
         "type": "tool_result",
         "tool_use_id": message.call_id,
-        "content": message.content,
+        "content": content,
     }
     if not message.success:
         block["is_error"] = True
@@ -323,6 +400,7 @@ def _parse_usage(value: Any) -> Usage:
         output_tokens=read_count(counts, "output_tokens"),
         cached_tokens=read,
         reasoning_tokens=read_count(counts, "output_tokens_details", "thinking_tokens"),
+        cache_write_tokens=written,
     )
 
 

@@ -36,8 +36,10 @@ class Gemini(Provider):
 
     name = generate.PROVIDER
     api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+    unsupported_settings = frozenset({"prompt_cache_key", "prompt_cache_retention"})
     telemetry_name = "gcp.gemini"
     stream_format = GeminiStream()
+    content_rules = generate.CONTENT_RULES
     call_ids = CallIdRules(foreign_call_data={"thought_signature": _FOREIGN_SIGNATURE})
 
     def key(self) -> str | None:

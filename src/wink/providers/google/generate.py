@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
 
+from ...core.foundation.carriage import MB, Carriage, ContentRules, attachments_after_results
+from ...core.foundation.content import CachePoint, TextPart, UserPart
 from ...core.foundation.messages import (
     AssistantMessage,
     FinishReason,
@@ -35,6 +37,7 @@ from ...core.transport.errors import (
 from .thinking import gemini_thinking_config
 
 __all__ = [
+    "CONTENT_RULES",
     "PROVIDER",
     "build_request",
     "parse_arguments",
@@ -61,6 +64,28 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     **dict.fromkeys((*_BLOCKED, *_BLOCKED_MORE), "content_filter"),
     **dict.fromkeys((*_FAILED, *_FAILED_MORE), "error"),
 }
+
+# A `functionResponse` carries parts on Gemini 3 only: what a tool returned goes in a user
+# content right after the results, which every model reads (docs/adapters/google.md).
+# Inline data: at most 20 MB a request.
+CONTENT_RULES = ContentRules(
+    (
+        Carriage(
+            frozenset({"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"}),
+            frozenset({"data", "url"}),
+            "after",
+        ),
+        Carriage(frozenset({"application/pdf", "text/plain"}), frozenset({"data", "url"}), "after"),
+        Carriage(
+            frozenset(
+                {"audio/wav", "audio/mpeg", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"}
+            ),
+            frozenset({"data", "url"}),
+            "after",
+        ),
+    ),
+    max_request_bytes=20 * MB,
+)
 
 # ModelSettings field -> generationConfig key.
 _GENERATION_KEYS: dict[str, str] = {
@@ -126,19 +151,24 @@ def _merge(target: dict[str, Any], extra: Mapping[str, Any]) -> None:
             target[key] = value
 
 
-def _map_messages(messages: Iterable[Message]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(contents, systemInstruction parts); same-role neighbours share one content."""
+def _map_messages(
+    messages: tuple[Message, ...],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(contents, systemInstruction parts); same-role neighbours share one content, but
+    what tools returned as parts, moved after their results, has one of its own (as
+    recorded: docs/adapters/google.md)."""
     contents: list[dict[str, Any]] = []
     system: list[dict[str, Any]] = []
     real_ids: set[str] = set()  # call ids the model gave (synthesized ones are never sent)
-    for message in messages:
+    given = {id(message) for message in messages}
+    for message in attachments_after_results(messages):
         if isinstance(message, SystemMessage):
             system.append({"text": message.content})
             continue
         role, parts = _map_message(message, real_ids)
         if not parts:
             continue
-        if contents and contents[-1]["role"] == role:
+        if contents and contents[-1]["role"] == role and id(message) in given:
             contents[-1]["parts"].extend(parts)
         else:
             contents.append({"role": role, "parts": parts})
@@ -156,7 +186,22 @@ def _map_message(
 
 
 def _map_user(message: UserMessage) -> list[dict[str, Any]]:
-    return [{"text": message.content}]
+    if not message.has_attachments:
+        return [{"text": message.text}]
+    parts = (_map_part(part) for part in message.parts)
+    return [part for part in parts if part is not None]
+
+
+def _map_part(part: UserPart) -> dict[str, Any] | None:
+    """`text`, `inlineData` (bytes) or `fileData` (a URL); a cache point is none (Gemini
+    caches a repeated prefix on its own)."""
+    if isinstance(part, TextPart):
+        return {"text": part.text}
+    if isinstance(part, CachePoint):
+        return None
+    if part.url is not None:
+        return {"fileData": {"mimeType": part.media_type, "fileUri": part.url}}
+    return {"inlineData": {"mimeType": part.media_type, "data": part.base64()}}
 
 
 def _map_assistant(message: AssistantMessage, real_ids: set[str]) -> list[dict[str, Any]]:
@@ -386,7 +431,8 @@ def parse_arguments(args: Any) -> str | Mapping[str, Any]:
 
 
 def _parse_usage(counts: Any) -> Usage:
-    """Thinking tokens are billed as output: output = candidates + thoughts."""
+    """Thinking tokens are billed as output: output = candidates + thoughts.
+    `promptTokenCount` includes the cached tokens; Gemini reports no cache writes."""
     thoughts = read_count(counts, "thoughtsTokenCount")
     return Usage(
         input_tokens=read_count(counts, "promptTokenCount")

@@ -62,6 +62,7 @@ class OpenAIChat(_OpenAI):
 
     name = chat.PROVIDER
     stream_format = ChatStream()
+    content_rules = chat.CONTENT_RULES
 
     def build_request(self, request: ModelRequest) -> WireRequest:
         return WireRequest(
@@ -78,6 +79,7 @@ class OpenAIResponses(_OpenAI):
     name = responses.PROVIDER
     unsupported_settings = frozenset({"stop", "seed"})
     stream_format = ResponsesStream()
+    content_rules = responses.CONTENT_RULES
 
     def build_request(self, request: ModelRequest) -> WireRequest:
         return WireRequest(

@@ -6,6 +6,16 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from ...core.foundation.carriage import Carriage, ContentRules, attachments_after_results
+from ...core.foundation.content import (
+    Audio,
+    CachePoint,
+    Document,
+    Image,
+    TextPart,
+    UserPart,
+    data_url,
+)
 from ...core.foundation.messages import (
     AssistantMessage,
     FinishReason,
@@ -22,10 +32,10 @@ from ...core.foundation.messages import (
 )
 from ...core.foundation.settings import ModelSettings
 from ...core.transport.errors import MalformedResponse, read_count
-from .client import failure_text, strict_schema
+from .client import FILE_BYTES, failure_text, file_name, image_carriage, strict_schema
 from .thinking import openai_reasoning_effort
 
-__all__ = ["PROVIDER", "build_request", "parse_response"]
+__all__ = ["CONTENT_RULES", "PROVIDER", "build_request", "parse_response"]
 
 # --- tables
 
@@ -46,7 +56,25 @@ _SETTING_KEYS: dict[str, str] = {
     "top_p": "top_p",
     "stop": "stop",
     "seed": "seed",
+    "prompt_cache_key": "prompt_cache_key",
+    "prompt_cache_retention": "prompt_cache_retention",
 }
+
+_AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3"}  # `input_audio.format`
+
+# A `role: tool` message carries text only: what a tool returned as parts goes in a user
+# message right after the results. A plain-text document goes as text; files and audio
+# only as bytes (Chat Completions takes no file URL).
+CONTENT_RULES = ContentRules(
+    (
+        image_carriage("after"),
+        Carriage(
+            frozenset({"application/pdf"}), in_tool_result="after", max_total_bytes=FILE_BYTES
+        ),
+        Carriage(frozenset({"text/plain"}), in_tool_result="after"),
+        Carriage(frozenset(_AUDIO_FORMATS), in_tool_result="after"),
+    )
+)
 
 
 # --- request building
@@ -54,9 +82,10 @@ _SETTING_KEYS: dict[str, str] = {
 
 def build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
     """The Chat Completions body for one neutral request."""
+    messages = attachments_after_results(request.messages)
     body: dict[str, Any] = {
         "model": model,
-        "messages": [_map_message(message) for message in request.messages],
+        "messages": [_map_message(message) for message in messages],
     }
     if request.tools:
         body["tools"] = [_map_tool_spec(spec) for spec in request.tools]
@@ -82,10 +111,34 @@ def _map_message(message: Message) -> dict[str, Any]:
     if isinstance(message, SystemMessage):
         return {"role": "system", "content": message.content}
     if isinstance(message, UserMessage):
-        return {"role": "user", "content": message.content}
+        if not message.has_attachments:  # text alone stays a string (compatible servers)
+            return {"role": "user", "content": message.text}
+        parts = (_map_part(part) for part in message.parts)
+        return {"role": "user", "content": [part for part in parts if part is not None]}
     if isinstance(message, AssistantMessage):
         return _map_assistant(message)
     return _map_tool_result(message)
+
+
+def _map_part(part: UserPart) -> dict[str, Any] | None:
+    """A content part; a cache point is none (OpenAI caches the prefix on its own)."""
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, CachePoint):
+        return None
+    if isinstance(part, Image):
+        return {"type": "image_url", "image_url": {"url": data_url(part)}}
+    if isinstance(part, Audio):
+        audio = {"data": part.base64(), "format": _AUDIO_FORMATS[part.media_type]}
+        return {"type": "input_audio", "input_audio": audio}
+    return _map_document(part)
+
+
+def _map_document(part: Document) -> dict[str, Any]:
+    text = part.text
+    if text is not None:  # no file type for text: it goes as text
+        return {"type": "text", "text": text}
+    return {"type": "file", "file": {"filename": file_name(part), "file_data": data_url(part)}}
 
 
 def _map_assistant(message: AssistantMessage) -> dict[str, Any]:
@@ -219,11 +272,13 @@ def _parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
 
 
 def _parse_usage(counts: Any) -> Usage:
-    """Some compatible servers send no `usage`: every count is then 0. `reasoning_tokens`
-    is part of `completion_tokens`, as wink counts it."""
+    """Some compatible servers send no `usage`: every count is then 0. `prompt_tokens`
+    includes the cached and cache-write tokens, `completion_tokens` the reasoning ones,
+    as wink counts them (`Usage`)."""
     return Usage(
         input_tokens=read_count(counts, "prompt_tokens"),
         output_tokens=read_count(counts, "completion_tokens"),
         cached_tokens=read_count(counts, "prompt_tokens_details", "cached_tokens"),
         reasoning_tokens=read_count(counts, "completion_tokens_details", "reasoning_tokens"),
+        cache_write_tokens=read_count(counts, "prompt_tokens_details", "cache_write_tokens"),
     )

@@ -20,14 +20,19 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
         "the OpenAI adapter needs the openai SDK: pip install 'wink[openai]'"
     ) from _missing
 
+from ...core.foundation.carriage import MB, Carriage, InToolResult
+from ...core.foundation.content import Attachment
 from ...core.foundation.messages import ToolResultMessage
 from ...core.throttling.headers import RateLimitHeaders
 from ...core.transport.errors import SdkErrors, StatusFacts, map_sdk_errors
 
 __all__ = [
     "FAILURE_PREFIX",
+    "FILE_BYTES",
     "RATE_LIMIT_HEADERS",
     "failure_text",
+    "file_name",
+    "image_carriage",
     "load_openai_client",
     "map_openai_errors",
     "openai_error_facts",
@@ -38,6 +43,33 @@ __all__ = [
 FAILURE_PREFIX = "Error: "
 # Local OpenAI-compatible servers (Ollama, vLLM) need no key, but the SDK insists on one.
 _PLACEHOLDER_KEY = "not-needed"
+
+
+# --- content parts (docs/adapters/openai.md: the documented limits)
+
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def image_carriage(in_tool_result: InToolResult) -> Carriage:
+    """Images on either OpenAI API: PNG, JPEG, GIF (not animated), WebP, as bytes or by
+    URL; at most 500 and 50 MB of image bytes a request."""
+    return Carriage(
+        _IMAGE_TYPES,
+        frozenset({"data", "url"}),
+        in_tool_result,
+        max_total_bytes=50 * MB,
+        max_count=500,
+    )
+
+
+FILE_BYTES = 32 * MB
+"""File inputs (PDF): at most 32 MB of files (and 100 pages) a request."""
+_DEFAULT_NAMES = {"application/pdf": "document.pdf", "text/plain": "document.txt"}
+
+
+def file_name(part: Attachment) -> str:
+    """The `filename` a file input needs: the part's name, else a neutral one."""
+    return part.name or _DEFAULT_NAMES.get(part.media_type, "file")
 
 
 def load_openai_client(

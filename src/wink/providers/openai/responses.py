@@ -9,6 +9,15 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from ...core.foundation.carriage import Carriage, ContentRules
+from ...core.foundation.content import (
+    Attachment,
+    CachePoint,
+    Image,
+    TextPart,
+    UserPart,
+    data_url,
+)
 from ...core.foundation.messages import (
     AssistantMessage,
     FinishReason,
@@ -26,10 +35,10 @@ from ...core.foundation.messages import (
 )
 from ...core.foundation.settings import ModelSettings
 from ...core.transport.errors import MalformedResponse, read_count
-from .client import failure_text, strict_schema
+from .client import FILE_BYTES, failure_text, file_name, image_carriage, strict_schema
 from .thinking import openai_reasoning_effort
 
-__all__ = ["PROVIDER", "build_request", "parse_response"]
+__all__ = ["CONTENT_RULES", "PROVIDER", "build_request", "parse_response"]
 
 # --- tables
 
@@ -46,7 +55,22 @@ _SETTING_KEYS: dict[str, str] = {
     "temperature": "temperature",
     "max_tokens": "max_output_tokens",
     "top_p": "top_p",
+    "prompt_cache_key": "prompt_cache_key",
+    "prompt_cache_retention": "prompt_cache_retention",
 }
+
+# A `function_call_output` carries parts (its `output` a list); no audio input at all.
+CONTENT_RULES = ContentRules(
+    (
+        image_carriage("inside"),
+        Carriage(
+            frozenset({"application/pdf", "text/plain"}),
+            frozenset({"data", "url"}),
+            "inside",
+            max_total_bytes=FILE_BYTES,
+        ),
+    )
+)
 
 # --- request building
 
@@ -91,12 +115,36 @@ def _map_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, UserMessage):
-            items.append({"role": "user", "content": message.content})
+            items.append({"role": "user", "content": _map_user(message)})
         elif isinstance(message, AssistantMessage):
             items.extend(_map_assistant(message))
         elif isinstance(message, ToolResultMessage):
             items.append(_map_tool_result(message))
     return items
+
+
+def _map_user(message: UserMessage) -> str | list[dict[str, Any]]:
+    if not message.has_attachments:
+        return message.text
+    parts = (_map_part(part) for part in message.parts)
+    return [part for part in parts if part is not None]
+
+
+def _map_part(part: UserPart) -> dict[str, Any] | None:
+    """An input part; a cache point is none (OpenAI caches the prefix on its own)."""
+    if isinstance(part, TextPart):
+        return {"type": "input_text", "text": part.text}
+    if isinstance(part, CachePoint):
+        return None
+    return _map_attachment(part)
+
+
+def _map_attachment(part: Attachment) -> dict[str, Any]:
+    if isinstance(part, Image):
+        return {"type": "input_image", "image_url": data_url(part)}
+    if part.url is not None:
+        return {"type": "input_file", "file_url": part.url}
+    return {"type": "input_file", "filename": file_name(part), "file_data": data_url(part)}
 
 
 def _map_assistant(message: AssistantMessage) -> list[dict[str, Any]]:
@@ -142,11 +190,12 @@ def _function_call(call: ToolCall) -> dict[str, Any]:
 
 
 def _map_tool_result(message: ToolResultMessage) -> dict[str, Any]:
-    return {
-        "type": "function_call_output",
-        "call_id": message.call_id,
-        "output": failure_text(message),
-    }
+    """Text, or with parts the list of them (the text first, when there is any)."""
+    output: str | list[dict[str, Any]] = failure_text(message)
+    if message.attachments:
+        text = [{"type": "input_text", "text": output}] if output else []
+        output = text + [_map_attachment(part) for part in message.attachments]
+    return {"type": "function_call_output", "call_id": message.call_id, "output": output}
 
 
 def _map_tool_spec(spec: ToolSpec) -> dict[str, Any]:
@@ -268,10 +317,12 @@ def _parse_finish_reason(
 
 
 def _parse_usage(counts: Any) -> Usage:
-    """`reasoning_tokens` is part of `output_tokens`, as wink counts it."""
+    """`input_tokens` includes the cached and cache-write tokens, `output_tokens` the
+    reasoning ones, as wink counts them (`Usage`)."""
     return Usage(
         input_tokens=read_count(counts, "input_tokens"),
         output_tokens=read_count(counts, "output_tokens"),
         cached_tokens=read_count(counts, "input_tokens_details", "cached_tokens"),
         reasoning_tokens=read_count(counts, "output_tokens_details", "reasoning_tokens"),
+        cache_write_tokens=read_count(counts, "input_tokens_details", "cache_write_tokens"),
     )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
+from ..caching import CachePrefix, prefixes
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, rfc3339
+from ..parts import FoundPart, looks_like
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
 from ..thinking import ReasoningLedger, intact, opens, seal
@@ -24,6 +27,9 @@ _STOP_REASONS = {
 }
 _THINKING_BLOCKS = ("thinking", "redacted_thinking")
 _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+_IMAGE_MAX = 5 * 1024 * 1024  # base64 characters of one image
+_MAX_CACHE_POINTS = 4
 _SERVER_ERRORS = {
     500: "Internal server error",
     502: "Bad gateway",
@@ -70,11 +76,15 @@ class AnthropicWire:
                 ctx.ledger.remember(f"anthropic:paused:{content[-2]['id']}", tuple(content))
         stop_reason = _STOP_REASONS.get(turn.finish, "tool_use" if turn.calls else "end_turn")
         usage = turn.usage
+        written = usage.cache_write_tokens
         usage_body: dict[str, Any] = {
-            "input_tokens": max(0, usage.input_tokens - usage.cached_tokens),
-            "cache_creation_input_tokens": 0,
+            "input_tokens": max(0, usage.input_tokens - usage.cached_tokens - written),
+            "cache_creation_input_tokens": written,
             "cache_read_input_tokens": usage.cached_tokens,
-            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": written,
+                "ephemeral_1h_input_tokens": 0,
+            },
             "output_tokens": usage.output_tokens,
             "service_tier": "standard",
             "inference_geo": "not_available",
@@ -221,7 +231,61 @@ class AnthropicWire:
         for name in ("model", "max_tokens", "messages"):
             if name not in body:
                 return f"{name}: Field required"
+        marked = sum(1 for block in _prompt_blocks(body) if "cache_control" in block)
+        if marked > _MAX_CACHE_POINTS:
+            return (
+                f"A maximum of {_MAX_CACHE_POINTS} blocks with cache_control may be provided. "
+                f"Found {marked}."
+            )
         return None
+
+    def found_parts(self, body: dict[str, Any]) -> list[FoundPart]:
+        found: list[FoundPart] = []
+        for index, message in enumerate(as_list(body.get("messages"))):
+            for position, raw in enumerate(as_list(as_object(message).get("content"))):
+                block = as_object(raw)
+                where = f"messages.{index}.content.{position}"
+                if block.get("type") == "tool_result":
+                    for inner, item in enumerate(as_list(block.get("content"))):
+                        spot = f"{where}.tool_result.content.{inner}"
+                        found.extend(_part(as_object(item), spot, in_tool_result=True))
+                else:
+                    found.extend(_part(block, where, in_tool_result=False))
+        return found
+
+    def refuse_part(self, part: FoundPart, data: bytes | None) -> Fault | None:
+        """Anthropic's words for a refused image or document (docs/testing.md)."""
+        if part.encoded is None or part.plain:
+            return None  # a URL (fetched by the API) or a text document
+        where = f"{part.path}.{part.kind}.source.base64"
+        if part.kind == "image" and part.media_type not in _IMAGE_TYPES:
+            allowed = ", ".join(f"'{kind}'" for kind in _IMAGE_TYPES[:-1])
+            return Fault.bad_request(
+                f"{where}.media_type: Input should be {allowed} or 'image/webp'"
+            )
+        if part.kind == "document" and part.media_type != "application/pdf":
+            return Fault.bad_request(f"{where}.media_type: Input should be 'application/pdf'")
+        if data is None:
+            return Fault.bad_request(f"{where}: invalid base64 data")
+        size = len(part.encoded)
+        if part.kind == "image" and size > _IMAGE_MAX:
+            return Fault.bad_request(
+                f"{where}: image exceeds 5 MB maximum: {size} bytes > {_IMAGE_MAX} bytes"
+            )
+        if part.kind == "image" and not looks_like(data, part.media_type):
+            return Fault.bad_request(
+                f"{where}.data: Image does not match the provided media type {part.media_type}"
+            )
+        return None
+
+    def cache_prefixes(self, body: dict[str, Any]) -> tuple[CachePrefix, ...]:
+        """A prefix ends at each block marked with `cache_control` (tools, then system,
+        then the messages: the order Anthropic caches in)."""
+        items: list[tuple[dict[str, Any], bool]] = []
+        for block in _prompt_blocks(body):
+            unmarked = {key: value for key, value in block.items() if key != "cache_control"}
+            items.append((unmarked, "cache_control" in block))
+        return prefixes(items)
 
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
@@ -319,3 +383,40 @@ def _contains(blocks: list[dict[str, Any]], run: list[dict[str, Any]]) -> bool:
     """Whether `run` appears in `blocks`, in order and unbroken."""
     size = len(run)
     return any(blocks[start : start + size] == run for start in range(len(blocks) - size + 1))
+
+
+def _prompt_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every block of the prompt in cache order (a message's blocks with its role)."""
+    blocks = [as_object(tool) for tool in as_list(body.get("tools"))]
+    system = body.get("system")
+    if isinstance(system, str):
+        blocks.append({"type": "text", "text": system})
+    blocks += [as_object(block) for block in as_list(system)]
+    for message in as_list(body.get("messages")):
+        role = str(as_object(message).get("role"))
+        content = as_object(message).get("content")
+        if isinstance(content, str):
+            blocks.append({"type": "text", "text": content, "role": role})
+            continue
+        blocks += [{**as_object(block), "role": role} for block in as_list(content)]
+    return blocks
+
+
+def _part(block: dict[str, Any], path: str, *, in_tool_result: bool) -> list[FoundPart]:
+    """An `image` or `document` block as a found part (none for any other block)."""
+    kind = block.get("type")
+    if kind not in ("image", "document"):
+        return []
+    source = as_object(block.get("source"))
+    media_type = as_str(source.get("media_type"))
+    if source.get("type") == "url":
+        url = as_str(source.get("url"))
+        return [FoundPart(kind, path, None, url=url, in_tool_result=in_tool_result)]
+    if source.get("type") == "text":  # a plain-text document: its text, as bytes
+        text = (as_str(source.get("data")) or "").encode()
+        encoded = base64.b64encode(text).decode()
+        return [
+            FoundPart("document", path, "text/plain", encoded, None, in_tool_result, plain=True)
+        ]
+    encoded = as_str(source.get("data")) or ""
+    return [FoundPart(kind, path, media_type, encoded, None, in_tool_result)]

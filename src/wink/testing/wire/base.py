@@ -6,8 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..caching import CachePrefix
 from ..faults import Fault
 from ..formats import IdSource, seconds_text
+from ..parts import FoundPart
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
 from ..thinking import ReasoningLedger
@@ -86,6 +88,19 @@ class WireFormat(Protocol):
 
     def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
         """Names of the tools the request declares."""
+        ...
+
+    def found_parts(self, body: dict[str, Any]) -> list[FoundPart]:
+        """The images, documents and audio the request carries, in order."""
+        ...
+
+    def refuse_part(self, part: FoundPart, data: bytes | None) -> Fault | None:
+        """The 400 the real API gives `part` (`data`: its bytes, None when they are not
+        valid base64), else None."""
+        ...
+
+    def cache_prefixes(self, body: dict[str, Any]) -> tuple[CachePrefix, ...]:
+        """The prompt prefixes the provider caches for this request, shortest first."""
         ...
 
 

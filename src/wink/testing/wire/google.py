@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..caching import CachePrefix, prefixes
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, proto_duration
+from ..parts import FoundPart, kind_of_media
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
 from ..thinking import ReasoningLedger, seal
@@ -25,6 +27,25 @@ _SERVER_ERRORS = {
     503: ("UNAVAILABLE", "The service is currently unavailable."),
     504: ("DEADLINE_EXCEEDED", "The request timed out. Please try again."),
 }
+# What generateContent reads inline or by URI (video aside, which wink does not send).
+_MEDIA_TYPES = frozenset(
+    {
+        "image/png",
+        "image/jpeg",
+        "image/webp",
+        "image/heic",
+        "image/heif",
+        "application/pdf",
+        "audio/wav",
+        "audio/x-wav",
+        "audio/mp3",
+        "audio/mpeg",
+        "audio/aiff",
+        "audio/aac",
+        "audio/ogg",
+        "audio/flac",
+    }
+)
 _HELP = {
     "@type": "type.googleapis.com/google.rpc.Help",
     "links": [
@@ -265,6 +286,39 @@ class GoogleWire:
                 )
         return None
 
+    def found_parts(self, body: dict[str, Any]) -> list[FoundPart]:
+        found: list[FoundPart] = []
+        for index, content in enumerate(as_list(body.get("contents"))):
+            for position, raw in enumerate(as_list(as_object(content).get("parts"))):
+                part = as_object(raw)
+                where = f"contents[{index}].parts[{position}]"
+                found.extend(_media(part, where, in_tool_result=False))
+                response = as_object(_either(part, "functionResponse", "function_response"))
+                for inner, item in enumerate(as_list(response.get("parts"))):
+                    spot = f"{where}.function_response.parts[{inner}]"
+                    found.extend(_media(as_object(item), spot, in_tool_result=True))
+        return found
+
+    def refuse_part(self, part: FoundPart, data: bytes | None) -> Fault | None:
+        """Gemini's words for base64 it cannot decode and a media type it does not read."""
+        if part.encoded is not None and data is None:
+            shown = part.encoded[:40]
+            return Fault.bad_request(
+                f"Invalid value at '{part.path}.inline_data.data' (TYPE_BYTES), Base64 "
+                f'decoding failed for "{shown}"'
+            )
+        media_type = part.media_type or ""
+        if media_type not in _MEDIA_TYPES and not media_type.startswith(("text/", "video/")):
+            return Fault.bad_request(f"Unsupported MIME type: {media_type}")
+        return None
+
+    def cache_prefixes(self, body: dict[str, Any]) -> tuple[CachePrefix, ...]:
+        """Gemini caches on its own (implicit caching): a prefix ends at every content,
+        after the system instruction and the tools."""
+        items = [(body.get("systemInstruction"), False), (body.get("tools"), False)]
+        items += [(content, True) for content in as_list(body.get("contents"))]
+        return prefixes(items)
+
     def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
         results: list[ToolResultView] = []
         for content in as_list(body.get("contents")):
@@ -299,3 +353,27 @@ def _includes_thoughts(body: dict[str, Any]) -> bool:
     generation = as_object(body.get("generationConfig", body.get("generation_config")))
     config = as_object(generation.get("thinkingConfig", generation.get("thinking_config")))
     return config.get("includeThoughts", config.get("include_thoughts")) is True
+
+
+def _either(part: dict[str, Any], camel: str, snake: str) -> Any:
+    """A field by its JSON name or its proto name (the API reads both)."""
+    return part.get(camel, part.get(snake))
+
+
+def _media(part: dict[str, Any], path: str, *, in_tool_result: bool) -> list[FoundPart]:
+    """An `inlineData` or `fileData` part as a found part (none for any other)."""
+    inline = _either(part, "inlineData", "inline_data")
+    if inline is not None:
+        data = as_object(inline)
+        media_type = as_str(_either(data, "mimeType", "mime_type"))
+        encoded = as_str(data.get("data")) or ""
+        kind = kind_of_media(media_type)
+        return [FoundPart(kind, path, media_type, encoded, None, in_tool_result, urlsafe=True)]
+    linked = _either(part, "fileData", "file_data")
+    if linked is not None:
+        data = as_object(linked)
+        media_type = as_str(_either(data, "mimeType", "mime_type"))
+        url = as_str(_either(data, "fileUri", "file_uri"))
+        kind = kind_of_media(media_type)
+        return [FoundPart(kind, path, media_type, url=url, in_tool_result=in_tool_result)]
+    return []

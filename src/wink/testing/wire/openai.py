@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..caching import CachePrefix, prefixes
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, go_duration
+from ..parts import FoundPart, looks_like, parse_data_url
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
 from ..thinking import ReasoningLedger
@@ -33,12 +35,19 @@ _CHAT_CONTEXT_WINDOW = (
 _RESPONSES_CONTEXT_WINDOW = (
     "Your input exceeds the context window of this model. Please adjust your input and try again."
 )
+_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_BAD_IMAGE = (  # as recorded (tests/conformance/multimodal/openai/chat_400_invalid_image_format)
+    "You uploaded an unsupported image. Please make sure your image has of one the "
+    "following formats: ['png', 'jpeg', 'gif', 'webp']."
+)
+_AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 
 
 class OpenAIWireBase:
     """Headers, rate-limit headers and error bodies shared by Chat and Responses."""
 
     provider: Provider = "openai"
+    file_field = "file.file_data"  # where a file part holds its data, in error `param`s
 
     def headers(self, ctx: WireContext) -> Headers:
         return {
@@ -138,6 +147,43 @@ class OpenAIWireBase:
         """Chat Completions takes no reasoning back: nothing to check."""
         return None
 
+    def refuse_part(self, part: FoundPart, data: bytes | None) -> Fault | None:
+        """OpenAI's words for an image that is not one, a file of a type it does not read
+        (as recorded, docs/testing.md), an audio format it does not take."""
+        if part.encoded is None:
+            return None  # a URL: the API fetches it
+        if part.kind == "image":
+            if (
+                data is None
+                or not looks_like(data, part.media_type)
+                or (part.media_type not in _IMAGE_TYPES)
+            ):
+                return Fault.bad_request(_BAD_IMAGE, code="invalid_image_format")
+            return None
+        if part.kind == "audio":
+            if part.media_type not in _AUDIO_TYPES.values():
+                return Fault.bad_request(
+                    f"Invalid value: '{part.media_type}'. Supported values are: 'wav' and 'mp3'.",
+                    param=f"{part.path}.input_audio.format",
+                    code="invalid_value",
+                )
+            return None if data is not None else _bad_file(f"{part.path}.input_audio.data", None)
+        media_type = part.media_type or ""
+        if data is None or not (media_type == "application/pdf" or media_type.startswith("text/")):
+            param = f"{part.path}.{self.file_field}"
+            return _bad_file(param, media_type if data is not None else None)
+        return None
+
+    def cache_prefixes(self, body: dict[str, Any]) -> tuple[CachePrefix, ...]:
+        """OpenAI caches on its own: a prefix ends at every message (tools first)."""
+        items = [(as_object(tool), False) for tool in as_list(body.get("tools"))]
+        items += [(message, True) for message in self.prompt_items(body)]
+        return prefixes(items)
+
+    def prompt_items(self, body: dict[str, Any]) -> list[Any]:
+        """The prompt's messages (Chat) or input items (Responses), in order."""
+        return as_list(body.get("messages"))
+
     def _rate_limited(self, fault: Fault, ctx: WireContext) -> Rendered:
         wait = fault.retry_after
         limit = ctx.rate.limit if ctx.rate else _FAULT_REQUEST_LIMIT
@@ -196,7 +242,7 @@ class OpenAIChatWire(OpenAIWireBase):
                 "prompt_tokens": usage.input_tokens,
                 "completion_tokens": usage.output_tokens,
                 "total_tokens": usage.input_tokens + usage.output_tokens,
-                "prompt_tokens_details": {"cached_tokens": usage.cached_tokens, "audio_tokens": 0},
+                "prompt_tokens_details": prompt_details(usage, audio_tokens=0),
                 "completion_tokens_details": {
                     "reasoning_tokens": usage.reasoning_tokens,
                     "audio_tokens": 0,
@@ -224,6 +270,16 @@ class OpenAIChatWire(OpenAIWireBase):
                 return f"Missing required parameter: '{name}'."
         return None
 
+    def found_parts(self, body: dict[str, Any]) -> list[FoundPart]:
+        found: list[FoundPart] = []
+        for index, message in enumerate(as_list(body.get("messages"))):
+            content = as_object(message).get("content")
+            for position, raw in enumerate(as_list(content)):
+                part = _chat_part(as_object(raw), f"messages[{index}].content[{position}]")
+                if part is not None:
+                    found.append(part)
+        return found
+
     def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
         names: dict[str, str] = {}
         results: list[ToolResultView] = []
@@ -246,3 +302,57 @@ class OpenAIChatWire(OpenAIWireBase):
             for tool in as_list(body.get("tools"))
         )
         return tuple(name for name in names if name is not None)
+
+
+def prompt_details(usage: Any, **more: int) -> dict[str, int]:
+    """`prompt_tokens_details` / `input_tokens_details`: the cached tokens, and the cache
+    writes when there are any (as the newer answers report them)."""
+    details = {"cached_tokens": usage.cached_tokens, **more}
+    if usage.cache_write_tokens:
+        details["cache_write_tokens"] = usage.cache_write_tokens
+    return details
+
+
+def _bad_file(param: str, media_type: str | None) -> Fault:
+    """OpenAI's 400 for file data it cannot read (as recorded for an audio type)."""
+    got = (
+        f"but got unsupported MIME type '{media_type}'"
+        if media_type
+        else "but the data could not be decoded"
+    )
+    return Fault.bad_request(
+        f"Invalid file data: '{param}'. Expected a base64-encoded data URL with a valid file "
+        f"MIME type (e.g. 'data:text/plain;base64,SGVsbG8sIFdvcmxkIQ=='), {got}. Please see "
+        "https://platform.openai.com/docs/assistants/tools/file-search#supported-files for "
+        "supported file types.",
+        param=param,
+        code="invalid_value",
+    )
+
+
+def data_part(
+    kind: Any, path: str, value: str | None, *, in_tool_result: bool = False
+) -> FoundPart | None:
+    """A part given as a URL that may be a `data:` URL (its bytes) or a link."""
+    if value is None:
+        return None
+    parsed = parse_data_url(value)
+    if parsed is None:
+        return FoundPart(kind, path, None, url=value, in_tool_result=in_tool_result)
+    media_type, encoded = parsed
+    return FoundPart(kind, path, media_type, encoded, None, in_tool_result)
+
+
+def _chat_part(block: dict[str, Any], path: str) -> FoundPart | None:
+    kind = block.get("type")
+    if kind == "image_url":
+        url = as_str(as_object(block.get("image_url")).get("url"))
+        return data_part("image", path, url)
+    if kind == "file":
+        return data_part("document", path, as_str(as_object(block.get("file")).get("file_data")))
+    if kind == "input_audio":
+        audio = as_object(block.get("input_audio"))
+        audio_format = str(audio.get("format"))
+        media_type = _AUDIO_TYPES.get(audio_format, audio_format)
+        return FoundPart("audio", path, media_type, as_str(audio.get("data")) or "")
+    return None

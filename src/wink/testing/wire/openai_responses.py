@@ -6,11 +6,12 @@ from typing import Any
 
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump
+from ..parts import FoundPart
 from ..records import Provider, ToolResultView
 from ..thinking import ReasoningLedger, seal
 from ..turns import Turn
 from .base import Rendered, WireContext
-from .openai import OpenAIWireBase
+from .openai import OpenAIWireBase, data_part, prompt_details
 
 __all__ = ["OpenAIResponsesWire"]
 
@@ -21,6 +22,7 @@ class OpenAIResponsesWire(OpenAIWireBase):
     """`POST /v1/responses`: output items, `call_id`s and `fc_` item ids."""
 
     provider: Provider = "openai-responses"
+    file_field = "file_data"
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         output = self._output(turn, ctx)
@@ -50,7 +52,7 @@ class OpenAIResponsesWire(OpenAIWireBase):
             "truncation": "disabled",
             "usage": {
                 "input_tokens": usage.input_tokens,
-                "input_tokens_details": {"cached_tokens": usage.cached_tokens},
+                "input_tokens_details": prompt_details(usage),
                 "output_tokens": usage.output_tokens,
                 "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
                 "total_tokens": usage.input_tokens + usage.output_tokens,
@@ -122,6 +124,23 @@ class OpenAIResponsesWire(OpenAIWireBase):
             return "Missing required parameter: 'model'."
         return None
 
+    def found_parts(self, body: dict[str, Any]) -> list[FoundPart]:
+        found: list[FoundPart] = []
+        for index, raw in enumerate(as_list(body.get("input"))):
+            item = as_object(raw)
+            in_result = item.get("type") == "function_call_output"
+            key = "output" if in_result else "content"
+            for position, block in enumerate(as_list(item.get(key))):
+                where = f"input[{index}].{key}[{position}]"
+                part = _responses_part(as_object(block), where, in_result)
+                if part is not None:
+                    found.append(part)
+        return found
+
+    def prompt_items(self, body: dict[str, Any]) -> list[Any]:
+        instructions = body.get("instructions")
+        return ([instructions] if instructions else []) + as_list(body.get("input"))
+
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
@@ -170,3 +189,15 @@ class OpenAIResponsesWire(OpenAIWireBase):
 
 def _bad_input(message: str) -> Fault:
     return Fault.bad_request(message, param="input")
+
+
+def _responses_part(block: dict[str, Any], path: str, in_tool_result: bool) -> FoundPart | None:
+    kind = block.get("type")
+    if kind == "input_image":
+        return data_part(
+            "image", path, as_str(block.get("image_url")), in_tool_result=in_tool_result
+        )
+    if kind == "input_file":
+        value = as_str(block.get("file_data")) or as_str(block.get("file_url"))
+        return data_part("document", path, value, in_tool_result=in_tool_result)
+    return None
