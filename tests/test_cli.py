@@ -49,6 +49,26 @@ SUMMARY_LINES = [
     "emulator: 5 requests, 2 answered 429",
     "usage: 3 requests, 30 input tokens, 15 output tokens, 3 rounds",
 ]
+# The last step: a tool that waits for a person, approved by the demo's policy.
+APPROVAL_LINES = [
+    "── a tool that asks a person first",
+    "→ prompt 'storm-alert' with tools send_alert",
+    '⏸ send_alert(city="Paris", subscribers=12000) waits for a person',
+    "  policy: at most 50,000 subscribers → approved",
+    "  the transcript, saved as JSON and read back, resumes the run",
+    "→ prompt 'storm-alert' with tools send_alert",
+    '✔ send_alert(city="Paris", subscribers=12000) → alert sent to 12000 subscribers in Paris',
+]
+
+
+def _step(lines: list[str]) -> list[str]:
+    """The lines of the last step, up to its answer."""
+    start = lines.index(APPROVAL_LINES[0])
+    return lines[start : start + len(APPROVAL_LINES)]
+
+
+def _before_step(lines: list[str]) -> list[str]:
+    return lines[: lines.index(APPROVAL_LINES[0])]
 
 
 def _lines(out: str) -> list[str]:
@@ -60,9 +80,11 @@ def _lines(out: str) -> list[str]:
 def test_demo_shows_the_whole_contract(provider: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--provider", provider]) == 0
     lines = _lines(capsys.readouterr().out)
-    shown = [line for line in lines if line[:2] in SHOWN]
+    shown = [line for line in _before_step(lines) if line[:2] in SHOWN]
     assert shown == TOOL_LINES
-    assert lines[-2:] == SUMMARY_LINES
+    assert _before_step(lines)[-2:] == SUMMARY_LINES
+    assert _step(lines) == APPROVAL_LINES
+    assert any("The storm alert went out to 12,000 subscribers" in line for line in lines)
     assert any("Paris: sunny tomorrow (21°C)" in line for line in lines)
     assert any(f"failed tool results as sent to {provider}" in line for line in lines)
 
@@ -78,6 +100,29 @@ def test_demo_failure_prints_class_phase_and_message(
     assert failure[0].startswith("✘ evaluation failed: AuthenticationError in phase 'request': ")
     assert "HTTP 401" in failure[0]
     assert "prompt_name=" not in failure[0]  # not the repr
+
+
+@pytest.mark.parametrize(("typed", "answer"), [("y", "went out"), ("", "did not send")])
+def test_with_ask_a_person_approves_or_denies_the_risky_tool(
+    typed: str, answer: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asked: list[str] = []
+    monkeypatch.setattr("builtins.input", lambda question: asked.append(question) or typed)
+    assert main(["demo", "--provider", "anthropic", "--ask"]) == 0
+    lines = _lines(capsys.readouterr().out)
+    assert asked == ["  approve send_alert? [y/N] "]
+    decided = "approved" if typed else "denied"
+    assert f"  you → {decided}" in lines
+    assert any(answer in line for line in lines)
+
+
+def test_the_demo_policy_denies_an_alert_to_too_many_people() -> None:
+    from wink import PendingToolCall
+    from wink.demo_approval import policy
+
+    assert policy(PendingToolCall("c", "send_alert", {"city": "Paris", "subscribers": 50_000}))
+    assert not policy(PendingToolCall("c", "send_alert", {"city": "Paris", "subscribers": 50_001}))
+    assert not policy(PendingToolCall("c", "send_alert", {"city": "Paris"}))
 
 
 def test_describe_failure() -> None:
@@ -121,8 +166,9 @@ def test_demo_runs_in_plain_text_without_rich() -> None:
     )
     assert done.returncode == 0, done.stderr
     lines = _lines(done.stdout)
-    assert [line for line in lines if line[:2] in SHOWN] == TOOL_LINES
-    assert lines[-2:] == SUMMARY_LINES
+    assert [line for line in _before_step(lines) if line[:2] in SHOWN] == TOOL_LINES
+    assert _before_step(lines)[-2:] == SUMMARY_LINES
+    assert _step(lines) == APPROVAL_LINES
     assert "--- final answer ---" in lines
     assert not any(character in done.stdout for character in "╭│┃")  # no rich boxes
 

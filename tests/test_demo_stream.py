@@ -24,7 +24,8 @@ def test_the_streamed_demo_breaks_and_recovers(
     assert broken != FINAL
     assert lines[restart + 1] == FINAL  # then the whole answer, streamed again
     assert "overloaded, retry-safe" in lines[restart]
-    assert lines[-1] == "usage: 2 requests, 20 input tokens, 10 output tokens, 2 rounds"
+    usage = lines.index("usage: 2 requests, 20 input tokens, 10 output tokens, 2 rounds")
+    assert lines[usage + 1] == "── a tool that asks a person first"  # the last step follows
 
 
 def test_a_stream_that_cannot_recover_prints_the_failure(

@@ -135,6 +135,7 @@ GOOD: dict[str, Good] = {
     "body": lambda _: {},
     "call_id": lambda _: "call_1",
     "callback": lambda _: lambda event: None,
+    "calls": lambda _: (wink.PendingToolCall("call_1", "lookup", {"city": "Paris"}),),
     "content": lambda _: "ok",
     "description": lambda _: "Weather by city",
     "default": lambda _: None,
@@ -183,6 +184,7 @@ GOOD: dict[str, Good] = {
     "resources": lambda _: ResourceScope.empty(),
     "responses": lambda _: {},
     "result": lambda _: wink.ToolResult.ok(None),
+    "role": lambda _: "user",
     "round": lambda _: 1,
     "rounds": lambda _: 1,
     "script": lambda _: [],
@@ -238,6 +240,8 @@ GOOD: dict[str, Good] = {
     "Document.data": lambda _: b"Plain words.",
     "Turn.check_parts.received": lambda _: (),
     "parse_script.data": lambda _: {"script": [{"text": "hi"}]},
+    "Transcript.from_json.text": lambda _: '{"version": 1, "messages": []}',
+    "Turn.check_history.history": lambda _: (),
 }
 
 

@@ -79,6 +79,7 @@ from .core.foundation.errors import (
 )
 from .core.foundation.events import (
     AdapterSwitched as AdapterSwitched,
+    ApprovalRequired as ApprovalRequired,
     OutputRejected as OutputRejected,
     PromptExecuted as PromptExecuted,
     PromptFailed as PromptFailed,
@@ -109,6 +110,10 @@ from .core.foundation.results import (
 from .core.foundation.settings import (
     ModelSettings as ModelSettings,
     Thinking as Thinking,
+)
+from .core.foundation.transcript import (
+    PendingToolCall as PendingToolCall,
+    Transcript as Transcript,
 )
 from .core.prompting.prompt import (
     MarkdownSection as MarkdownSection,

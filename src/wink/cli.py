@@ -30,13 +30,16 @@ examples:
   wink demo --provider google        the same agent on the Gemini wire format
   wink demo --live --provider openai against the real OpenAI API (needs OPENAI_API_KEY)
   wink demo --stream                 the answer streamed, one stream broken and recovered
+  wink demo --ask                    you approve (or not) the risky tool of the last step
   wink emulator --port 8099          serve the emulator until Ctrl-C
   wink emulator --script turns.json  ... answering from a script of turns and faults"""
 
 _DEMO = """\
 Run a small weather agent. Its model calls a tool with invalid arguments, a tool that
 raises and a tool that does not exist, gets throttled twice, and still answers: each
-tool failure goes back to the model, the throttles are retried by wink.
+tool failure goes back to the model, the throttles are retried by wink. Then it wants to
+send a storm alert, a tool that waits for a person: the demo's policy decides (or you,
+with --ask), and the run resumes from its transcript saved as JSON.
 
 By default the model is wink's provider emulator, scripted to do exactly that, speaking
 the chosen provider's wire format; with --live it is the real provider."""
@@ -100,6 +103,12 @@ def _parser() -> argparse.ArgumentParser:
         "that breaks mid-answer and is sent again (default: off, evaluate)",
     )
     demo.add_argument(
+        "--ask",
+        action="store_true",
+        help="in the last step, ask you at the terminal whether the risky tool may run "
+        "(default: off, the demo's approval policy decides)",
+    )
+    demo.add_argument(
         "--model",
         default=None,
         help="model name (default: one per provider: gpt-4.1-mini, claude-sonnet-4-6, "
@@ -143,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         live=arguments.live,
         model=arguments.model,
         stream=arguments.stream,
+        ask=arguments.ask,
     )
 
 

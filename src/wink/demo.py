@@ -2,8 +2,9 @@
 
 Against the built-in emulator (default) the model is scripted: it calls a tool with
 invalid arguments, a tool that raises and a tool that does not exist, is throttled twice
-(429 with a `retry-after`), then recovers to a correct answer. With `--live` the same
-prompt and tools run against the real provider.
+(429 with a `retry-after`), then recovers to a correct answer. A last step runs a tool
+that asks a person first (`wink.demo_approval`). With `--live` the same prompts and
+tools run against the real provider.
 
 The screen uses rich when it is installed (the `cli` extra) and plain text otherwise.
 """
@@ -384,12 +385,14 @@ def run_demo(
     script: Sequence[Turn | Fault] | None = None,
     screen: Screen | None = None,
     stream: bool = False,
+    ask: bool = False,
 ) -> int:
     """Run the demo agent; returns the process exit code.
 
     `script` replaces the emulator's scripted model (tests use it to show a failure).
     `stream` streams it instead (`wink.demo_stream`): tokens as they arrive, and a
-    stream that breaks mid-answer and recovers.
+    stream that breaks mid-answer and recovers. `ask`: the last step's approval is
+    asked at the terminal instead of decided by the demo's policy.
     """
     screen = screen if screen is not None else open_screen()
     model = model or _MODELS[provider]
@@ -410,7 +413,7 @@ def run_demo(
         if adapter is None:
             return 1
         with adapter:
-            return _run(screen, adapter, session, None, provider, stream)
+            return _run(screen, adapter, session, None, provider, (stream, ask))
     default = _stream_script() if stream else _script()
     with ProviderEmulator(script=list(script or default)) as emulator:
         adapter = _adapter(
@@ -424,7 +427,7 @@ def run_demo(
         if adapter is None:
             return 1
         with adapter:
-            return _run(screen, adapter, session, emulator, provider, stream)
+            return _run(screen, adapter, session, emulator, provider, (stream, ask))
 
 
 def _stream_script() -> list[Turn | Fault]:
@@ -439,14 +442,22 @@ def _run(
     session: Session,
     emulator: ProviderEmulator | None,
     provider: str,
-    stream: bool,
+    modes: tuple[bool, bool],
 ) -> int:
+    """The demo agent (evaluated or streamed), then the step whose tool asks first."""
+    stream, ask = modes
     with _watching("wink.tools", _BrokenToolLog(screen)):
         if not stream:
-            return _evaluate(screen, adapter, session, emulator, provider)
-        from .demo_stream import run_stream
+            code = _evaluate(screen, adapter, session, emulator, provider)
+        else:
+            from .demo_stream import run_stream
 
-        return run_stream(screen, adapter, session, emulator)
+            code = run_stream(screen, adapter, session, emulator)
+    if code != 0:
+        return code
+    from .demo_approval import ask_at_the_terminal, run_approval_step
+
+    return run_approval_step(screen, adapter, emulator, ask_at_the_terminal if ask else None)
 
 
 def _adapter(screen: Screen, provider: str, model: str, **options: Any) -> ProviderAdapter | None:

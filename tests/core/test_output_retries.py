@@ -46,7 +46,9 @@ def test_a_text_answer_that_does_not_validate_stays_and_a_user_turn_says_why() -
     assert response.output == Answer("Paris", 21)
     assert response.rounds == 2
     answer, reply = last_two(adapter.requests[1])
-    assert answer == AssistantMessage(text='{"city": "Paris", "degrees": "warm"}')
+    assert answer == AssistantMessage(
+        text='{"city": "Paris", "degrees": "warm"}', origin="scripted:test"
+    )
     assert isinstance(reply, UserMessage)
     assert reply.content == (
         "Your answer does not match Answer: degrees: Input should be a valid integer, unable "

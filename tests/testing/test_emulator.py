@@ -305,8 +305,15 @@ ANTHROPIC_HISTORY = [
         ],
     },
 ]
-GOOGLE_CONTENTS = [
-    {"role": "model", "parts": [{"functionCall": {"name": "get_capital", "args": {}}}]},
+GOOGLE_CONTENTS = [  # a conversation the real API takes: two calls, two responses
+    {"role": "user", "parts": [{"text": "Capitals?"}]},
+    {
+        "role": "model",
+        "parts": [
+            {"functionCall": {"name": "get_capital", "args": {}}},
+            {"functionCall": {"name": "get_capital", "id": "c2", "args": {}}},
+        ],
+    },
     {
         "role": "user",
         "parts": [

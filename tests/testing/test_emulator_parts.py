@@ -213,7 +213,13 @@ def test_a_script_sees_the_parts_a_request_carried(emu: ProviderEmulator) -> Non
             ],
         },
     ]
-    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": content}]}
+    call = {"type": "tool_use", "id": "toolu_1", "name": "chart", "input": {}}
+    conversation = [
+        {"role": "user", "content": "Chart it."},
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": content},
+    ]
+    body = {"model": "m", "max_tokens": 5, "messages": conversation}
     assert httpx.post(f"{emu.url}/v1/messages", json=body, timeout=5).status_code == 200
     assert seen == [
         (

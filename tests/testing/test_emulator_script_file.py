@@ -170,6 +170,16 @@ BAD: list[tuple[Any, str | None, str]] = [
         "RateLimit(requests_per_second=...) takes a number above 0, got 0",
     ),
     (
+        {"script": [{"text": "Hi", "expect_history": "user: Hi"}]},
+        "script[0].expect_history",
+        "must be a list of history lines",
+    ),
+    (
+        {"script": [{"text": "Hi", "expect_history": ["user: Hi", 3]}]},
+        "script[0].expect_history[1]",
+        "must be a string, not 3",
+    ),
+    (
         {"rate_limit": {"rps": 2}},
         "rate_limit",
         "RateLimit() takes requests_per_second, burst, headers; not 'rps'",
@@ -187,6 +197,12 @@ def test_a_mistake_names_its_entry(data: Any, entry: str | None, problem: str) -
     prefix = f"turns.json: {entry}: " if entry else "turns.json: "
     assert str(error).startswith(prefix)
     assert problem in str(error)
+
+
+def test_a_turn_entry_may_expect_the_history_its_request_carries() -> None:
+    data = {"script": [{"text": "You are Ada.", "expect_history": ["user: I am Ada."]}]}
+    (turn,) = parse_script(data).items
+    assert turn == Turn.text("You are Ada.").expecting_history("user: I am Ada.")
 
 
 @pytest.mark.parametrize(

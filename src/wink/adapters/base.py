@@ -200,6 +200,7 @@ class ProviderAdapter(Evaluator):
             pacer=self._pacer,
             retry_policy=self.retry_policy,
             secrets=self._secrets,
+            call_ids=self.api.call_ids,
         )
 
     def loop_settings(self) -> LoopSettings:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import importlib
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from ..core.foundation.content import Attachment, attachments_of
 from ..core.foundation.runtime import run_sync
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from ..core.agent.loop import LoopSettings, ModelClient, PromptResponse
     from ..core.agent.stream import AsyncPromptStream, EventQueue, PromptStream
     from ..core.foundation.limits import Budget, Deadline
+    from ..core.foundation.results import ToolResult
+    from ..core.foundation.transcript import Transcript
     from ..core.prompting.prompt import OutputT, Prompt
     from ..core.prompting.session import Session
     from ..core.prompting.sources import ToolSource
@@ -46,6 +48,8 @@ class Call:
     max_rounds: int | None
     max_output_retries: int | None
     attachments: tuple[Attachment, ...] = ()
+    history: Transcript | None = None
+    approvals: Mapping[str, bool | ToolResult[Any]] | None = None
 
     @classmethod
     def of(
@@ -58,11 +62,18 @@ class Call:
         max_rounds: object,
         max_output_retries: object,
         attachments: object = None,
+        history: object = None,
+        approvals: object = None,
     ) -> Call:
-        """Wrong types fail here, at the call, before anything is rendered or sent."""
+        """Wrong types fail here, at the call, before anything is rendered or sent; so
+        does a history that cannot go on as given (`check_continuation`)."""
+        from ..core.foundation.transcript import check_continuation
+
         check_arguments(
             prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
         )
+        parts = attachments_of(attachments, "attachments", "attachments=")
+        check_continuation(history, approvals, attachments=bool(parts))
         return cls(
             session,  # pyright: ignore[reportArgumentType]  (checked above)
             deadline,  # pyright: ignore[reportArgumentType]
@@ -70,7 +81,9 @@ class Call:
             graceful_tool_errors,  # pyright: ignore[reportArgumentType]
             max_rounds,  # pyright: ignore[reportArgumentType]
             max_output_retries,  # pyright: ignore[reportArgumentType]
-            attachments_of(attachments, "attachments", "attachments="),
+            parts,
+            history,  # pyright: ignore[reportArgumentType]
+            dict(cast(Mapping[str, Any], approvals)) if approvals is not None else None,
         )
 
     def settings(self, adapters: LoopSettings) -> LoopSettings:
@@ -108,6 +121,8 @@ class Evaluator(ABC):
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
         attachments: Sequence[Attachment] | None = None,
+        history: Transcript | None = None,
+        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> PromptResponse[OutputT]:
         """Evaluate `prompt` to a final answer; raises only `WinkError`.
 
@@ -117,6 +132,10 @@ class Evaluator(ABC):
         `graceful_tool_errors` and `max_output_retries` override the adapter's for this call.
         `attachments` (images, documents, audio) follow the rendered prompt in the user
         turn (docs/multimodal.md).
+        `history` (a `Transcript`, such as `response.transcript`) is the conversation so
+        far: the prompt is its next user turn (docs/conversations.md). When it ends in
+        calls awaiting approval, `approvals` answers each of them instead
+        (docs/approvals.md).
         """
         call = Call.of(
             prompt,
@@ -127,6 +146,8 @@ class Evaluator(ABC):
             max_rounds,
             max_output_retries,
             attachments,
+            history,
+            approvals,
         )
         return await self._evaluation(prompt, call, blocking=False)
 
@@ -141,6 +162,8 @@ class Evaluator(ABC):
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
         attachments: Sequence[Attachment] | None = None,
+        history: Transcript | None = None,
+        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> PromptResponse[OutputT]:
         """The sync form of `evaluate_async`, on a private event loop of its own; also safe
         inside a running event loop (Jupyter), where it runs on a worker thread."""
@@ -153,6 +176,8 @@ class Evaluator(ABC):
             max_rounds,
             max_output_retries,
             attachments,
+            history,
+            approvals,
         )
         return run_sync(self._evaluation(prompt, call, blocking=True))
 
@@ -167,6 +192,8 @@ class Evaluator(ABC):
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
         attachments: Sequence[Attachment] | None = None,
+        history: Transcript | None = None,
+        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> PromptStream[OutputT]:
         """`evaluate`, streamed: `with adapter.stream(...) as stream: for event in stream`,
         then `stream.response`. Same arguments, same loop, same contract; the iteration
@@ -182,6 +209,8 @@ class Evaluator(ABC):
             max_rounds,
             max_output_retries,
             attachments,
+            history,
+            approvals,
         )
         return PromptStream(lambda queue: self._evaluation(prompt, call, blocking=True, sink=queue))
 
@@ -196,6 +225,8 @@ class Evaluator(ABC):
         max_rounds: int | None = None,
         max_output_retries: int | None = None,
         attachments: Sequence[Attachment] | None = None,
+        history: Transcript | None = None,
+        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
     ) -> AsyncPromptStream[OutputT]:
         """`evaluate_async`, streamed: `async with adapter.stream_async(...) as stream:
         async for event in stream`, then `stream.response`."""
@@ -210,6 +241,8 @@ class Evaluator(ABC):
             max_rounds,
             max_output_retries,
             attachments,
+            history,
+            approvals,
         )
         return AsyncPromptStream(
             lambda queue: self._evaluation(prompt, call, blocking=False, sink=queue)
@@ -242,6 +275,8 @@ class Evaluator(ABC):
             budget=call.budget,
             sink=sink,
             attachments=call.attachments,
+            history=call.history,
+            approvals=call.approvals,
         )
 
     # ---- closing

@@ -5,7 +5,9 @@ to the current adapter's runner, under that adapter's own `RetryPolicy`; when th
 adapter gives up with a failure `fallback_on` accepts, the same request goes to the next
 adapter. The tools already run stay run, so none runs twice, and the next provider gets
 the whole neutral transcript, translated by its own translator, with what cannot travel
-between providers left behind (see `portable_messages`). docs/fallback.md explains it.
+between providers left behind: each runner sends another adapter's turns by the rules of
+`wink.core.foundation.portable`, the same as for a continued conversation.
+docs/fallback.md explains it.
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ from ..core.foundation.messages import (
     ModelRequest,
     ModelResponse,
 )
-from ..core.foundation.portable import portable_messages
 from ..core.prompting.session import Session
 from ..core.telemetry.spans import telemetry_for
 from ..core.throttling.retry import RetryPolicy
@@ -63,7 +64,6 @@ FallbackPredicate = Callable[[WinkError], bool]
 _DEFAULT_COOLDOWN = timedelta(seconds=30)
 _DEFAULT_MAX_COOLDOWN = timedelta(hours=1)
 _NO_RETRY = RetryPolicy(max_attempts=1)  # the loop's: each adapter retries under its own
-_ORIGIN = "wink.fallback.origin"  # provider_data key: which adapter made a response
 
 
 def throttled(error: WinkError) -> bool:
@@ -214,9 +214,14 @@ class FallbackAdapter(Evaluator):
             retry_policy=_NO_RETRY,
             telemetry=telemetry_for(self._telemetry),
         )
+        runners = tuple(adapter.model_client(blocking=blocking) for adapter in self.adapters)
+        names = [adapter.name for adapter in self.adapters]
+        for index, runner in enumerate(runners):
+            if names.count(runner.origin) > 1:  # two accounts of one model: each its own
+                runner.origin = f"{runner.origin}#{index + 1}"
         chain = _Chain(
             self.adapters,
-            tuple(adapter.model_client(blocking=blocking) for adapter in self.adapters),
+            runners,
             self._breaker,
             self.fallback_on,
             session,
@@ -318,30 +323,23 @@ class _Chain:
                 self._restart_if_shown(sink, error)
                 continue
             self._breaker.close(index)
-            data = {**(response.provider_data or {}), _ORIGIN: index}
-            return replace(response, provider_data=data)
+            return response
         raise self._exhausted(request.prompt_name, failures, waits)
 
     async def _send(
         self, index: int, request: ModelRequest, sink: EventSink | None
     ) -> ModelResponse:
         adapter, runner = self._adapters[index], self._runners[index]
-        messages = portable_messages(
-            request.messages,
-            lambda turn: (turn.provider_data or {}).get(_ORIGIN, index) != index,
-            adapter.api.call_ids,
-        )
-        outgoing = request if messages is request.messages else replace(request, messages=messages)
 
         def on_retry(error: ThrottleError, wait: float) -> None:
             self._restart_if_shown(sink, error)
             record_retry(self._session, request.prompt_name, adapter.name, error, wait)
 
         if sink is None:
-            send = lambda: runner.request(outgoing)  # noqa: E731
+            send = lambda: runner.request(request)  # noqa: E731
         else:
             self._shown = sink.count
-            send = lambda: runner.stream(outgoing, sink)  # noqa: E731
+            send = lambda: runner.stream(request, sink)  # noqa: E731
         return await adapter.retry_policy.call(send, deadline=request.deadline, on_retry=on_retry)
 
     def _restart_if_shown(self, sink: EventSink | None, error: WinkError) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .emulator import ProviderEmulator, ScriptFunction, ScriptItem
     from .faults import Fault, FaultKind, HeaderStyle, RateLimit
+    from .history import HistoryEntry, HistoryRole
     from .internal import EmulatorInternalError, InternalError
     from .parts import ReceivedPart
     from .records import (
@@ -44,6 +45,8 @@ __all__ = [
     "FaultKind",
     "Finish",
     "HeaderStyle",
+    "HistoryEntry",
+    "HistoryRole",
     "InternalError",
     "Provider",
     "ProviderEmulator",
@@ -73,6 +76,8 @@ _LAZY: dict[str, str] = {
     "FaultKind": "wink.testing.faults",
     "Finish": "wink.testing.turns",
     "HeaderStyle": "wink.testing.faults",
+    "HistoryEntry": "wink.testing.history",
+    "HistoryRole": "wink.testing.history",
     "InternalError": "wink.testing.internal",
     "Provider": "wink.testing.records",
     "ProviderEmulator": "wink.testing.emulator",

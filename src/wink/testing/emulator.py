@@ -383,6 +383,8 @@ class ProviderEmulator:
                 tool_results=wire.tool_results(fields),
                 tools=wire.tool_names(fields),
                 parts=received_parts(wire, fields),
+                history=wire.history(fields),
+                instructions=wire.instructions(fields),
             )
             pick, extra = call_script(function, request)
             delay += extra
@@ -393,6 +395,8 @@ class ProviderEmulator:
             )
         if isinstance(pick, Turn):
             pick.check_parts(tuple(part.label for part in received_parts(wire, fields)))
+            if pick.expect_history is not None:
+                pick.check_history(wire.history(fields))
             pick = self._cache.counted(pick, wire.cache_prefixes(fields))
         ctx = WireContext(
             route.model, fields, received, self._ids, rate, self._google_ids, self._ledger

@@ -24,6 +24,7 @@ from ..core.foundation.errors import WinkError
 from .records import Provider
 from .scripting import ScriptFailure
 from .server import Reply
+from .turns import ExpectationFailed
 
 __all__ = [
     "INTERNAL_ERROR_HEADER",
@@ -42,9 +43,10 @@ INTERNAL_ERROR_STATUS = 418
 neither wink nor the SDKs retry (a 5xx would be retried as an overloaded provider)."""
 INTERNAL_ERROR_HEADER = "x-wink-emulator-error"
 
-InternalErrorSource = Literal["emulator", "script"]
-"""Whose bug: the emulator's, or the script callable's (it raised, or returned neither a
-`Turn`, a `Fault` nor None)."""
+InternalErrorSource = Literal["emulator", "script", "expectation"]
+"""Whose bug: the emulator's, the script callable's (it raised, or returned neither a
+`Turn`, a `Fault` nor None), or the code under test's: a request did not carry the
+parts or the history its turn expects (`Turn.expecting`, `Turn.expecting_history`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +66,11 @@ class InternalError:
     def message(self) -> str:
         """One line: what failed, on which request, and that no turn was used up."""
         where = f"request #{self.number} ({self.method} {self.path})"
+        if self.source == "expectation":
+            return (
+                f"wink emulator: {where} did not carry what its turn expects: "
+                f"{self.error}. The request used up no turn."
+            )
         if self.source == "script":
             return (
                 f"wink emulator internal error: the script callable failed on {where}: "
@@ -93,7 +100,9 @@ def record_of(
     exc: Exception, number: int, provider: Provider | None, method: str, path: str
 ) -> InternalError:
     """The record of `exc`, raised while answering request `number`."""
-    if isinstance(exc, ScriptFailure):  # the callable's exception, or what it returned
+    if isinstance(exc, ExpectationFailed):
+        cause, text, source = exc, str(exc), "expectation"
+    elif isinstance(exc, ScriptFailure):  # the callable's exception, or what it returned
         cause = exc.__cause__ or exc
         text = repr(cause) if exc.__cause__ else str(exc)
         source: InternalErrorSource = "script"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .formats import as_list, as_object, as_str
+from .history import HistoryEntry
 from .parts import ReceivedPart
 
 __all__ = [
@@ -52,6 +53,26 @@ class RecordedRequest:
     headers: Mapping[str, str]
     received_at: float
 
+    @property
+    def history(self) -> tuple[HistoryEntry, ...]:
+        """The conversation the request carried, in neutral form (`HistoryEntry`)."""
+        from .wire import WIRES  # the wire formats record what they read
+
+        body: object = self.body
+        if self.provider is None or not isinstance(body, dict):
+            return ()
+        return WIRES[self.provider].history(cast(dict[str, Any], body))
+
+    @property
+    def instructions(self) -> str | None:
+        """The system instructions the request carried (None: none)."""
+        from .wire import WIRES
+
+        body: object = self.body
+        if self.provider is None or not isinstance(body, dict):
+            return None
+        return WIRES[self.provider].instructions(cast(dict[str, Any], body))
+
 
 @dataclass(frozen=True, slots=True)
 class ToolResultView:
@@ -76,7 +97,8 @@ class ToolResultView:
 @dataclass(frozen=True, slots=True)
 class EmulatedRequest:
     """What a script callable sees: the parsed request plus a neutral view of it
-    (`parts`: its images, documents and audio, in order)."""
+    (`parts`: its images, documents and audio, in order; `history`: the conversation it
+    carries; `instructions`: its system instructions)."""
 
     number: int
     provider: Provider
@@ -87,6 +109,8 @@ class EmulatedRequest:
     tool_results: tuple[ToolResultView, ...]
     tools: tuple[str, ...]
     parts: tuple[ReceivedPart, ...] = ()
+    history: tuple[HistoryEntry, ...] = ()
+    instructions: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

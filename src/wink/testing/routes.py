@@ -64,8 +64,10 @@ class Route:
             wire = WIRES[self.provider]
             self.problem = wire.validate(fields)
             if self.problem is None:
-                self.rejection = wire.check_history(fields, self.model, ledger) or refusal(
-                    wire, fields
+                # a part the API cannot read is refused as it parses the body, before it
+                # looks at the conversation
+                self.rejection = refusal(wire, fields) or wire.check_history(
+                    fields, self.model, ledger
                 )
 
 

@@ -170,19 +170,28 @@ def _turn(entry: Any, path: str | None, where: str) -> Turn:
         choices = ", ".join(f"`{kind}`" for kind in (*_TURNS, "fault"))
         raise ScriptFileError(f"an entry needs one of {choices}", path=path, entry=where)
     kind = kinds[0] if kinds else "text"
-    _known_keys(fields_, (kind, *_TURNS[kind], *_USAGE, "expect_parts"), path, where)
+    expectations = ("expect_parts", "expect_history")
+    _known_keys(fields_, (kind, *_TURNS[kind], *_USAGE, *expectations), path, where)
     turn = _turn_of(kind, fields_, path, where)
-    if "expect_parts" not in fields_:
-        return turn
-    expected = fields_["expect_parts"]
-    spot = f"{where}.expect_parts"
-    if not isinstance(expected, list):
-        raise ScriptFileError("must be a list of media types", path=path, entry=spot)
-    items = cast(list[Any], expected)
-    return turn.expecting(*(_string(item, path, f"{spot}[{i}]") for i, item in enumerate(items)))
+    if "expect_parts" in fields_:
+        parts = _lines(fields_["expect_parts"], path, f"{where}.expect_parts", "media types")
+        turn = turn.expecting(*parts)
+    if "expect_history" in fields_:
+        lines = _lines(fields_["expect_history"], path, f"{where}.expect_history", "history lines")
+        turn = turn.expecting_history(*lines)
+    return turn
+
+
+def _lines(value: Any, path: str | None, spot: str, what: str) -> list[str]:
+    """An `expect_*` entry: a list of strings."""
+    if not isinstance(value, list):
+        raise ScriptFileError(f"must be a list of {what}", path=path, entry=spot)
+    items = cast(list[Any], value)
+    return [_string(item, path, f"{spot}[{index}]") for index, item in enumerate(items)]
 
 
 def _turn_of(kind: str, fields_: dict[str, Any], path: str | None, where: str) -> Turn:
+    """The turn a checked entry of `kind` describes."""
     usage = cast(
         UsageFields,
         {key: _count(fields_[key], path, f"{where}.{key}") for key in _USAGE if key in fields_},

@@ -9,11 +9,13 @@ from typing import Any, Literal, TypedDict, Unpack, cast
 
 from ..core.foundation.checks import kind_of
 from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
+from .history import HistoryEntry
 
 __all__ = [
     "EmulatedThinking",
     "EmulatedToolCall",
     "EmulatedUsage",
+    "ExpectationFailed",
     "Finish",
     "ThinkingInput",
     "Turn",
@@ -23,6 +25,12 @@ __all__ = [
 Finish = Literal["stop", "length", "content_filter", "refusal", "pause"]
 """Why the turn ended; each wire format maps it to its native reason (see docs/testing.md).
 `pause` is Anthropic's `pause_turn` (other wires answer it as `stop`)."""
+
+
+class ExpectationFailed(AssertionError):
+    """A request did not carry what its turn expects (`Turn.expecting`,
+    `Turn.expecting_history`): the code under test's failure, reported as an internal
+    error of the emulator with the source `expectation`."""
 
 
 class UsageFields(TypedDict, total=False):
@@ -90,6 +98,17 @@ ThinkingInput = str | EmulatedThinking | Sequence[str | EmulatedThinking] | None
 """What the `Turn` constructors take as `thinking=`: one text or part, or several."""
 
 
+def _strings(values: tuple[str, ...], method: str, what: str) -> tuple[str, ...]:
+    """What a `Turn.expecting*` method takes: strings, checked."""
+    for value in values:
+        if not isinstance(cast(object, value), str):
+            raise InvalidArgumentError(
+                f"Turn.{method} takes {what}, got {kind_of(value)}",
+                argument="parts" if method == "expecting" else "history",
+            )
+    return values
+
+
 def _thinking(value: ThinkingInput) -> tuple[EmulatedThinking, ...]:
     if value is None:
         return ()
@@ -117,7 +136,8 @@ class Turn:
 
     Build it with `Turn.text`, `Turn.tool_calls`, `Turn.json` or `Turn.refusal`; the
     attributes are `content` and `calls` because `text`/`tool_calls` name the constructors.
-    `expect_parts` (set with `expecting`) is what the request must carry to be answered.
+    `expect_parts` (set with `expecting`) is what the request must carry to be answered;
+    `expect_history` (set with `expecting_history`), the conversation it must carry.
     """
 
     content: str | None = None
@@ -126,27 +146,51 @@ class Turn:
     finish: Finish = "stop"
     thinking: tuple[EmulatedThinking, ...] = ()
     expect_parts: tuple[str, ...] | None = None
+    expect_history: tuple[str, ...] | None = None
 
     def expecting(self, *parts: str) -> Turn:
         """This turn, answered only to a request whose images, documents and audio are
         `parts`, in order: each the part's media type (its URL where the wire names no
         type); `expecting()` asserts there are none. A request that differs is an
         internal error of the emulator (418), which fails the test (docs/testing.md)."""
-        for part in parts:
-            if not isinstance(cast(object, part), str):
-                raise InvalidArgumentError(
-                    f"Turn.expecting takes media types (str), got {kind_of(part)}",
-                    argument="parts",
-                )
-        return replace(self, expect_parts=tuple(parts))
+        return replace(self, expect_parts=_strings(parts, "expecting", "media types (str)"))
+
+    def expecting_history(self, *history: str) -> Turn:
+        """This turn, answered only to a request whose conversation reads as `history`: one
+        line per step, as `str(HistoryEntry)` writes it (`"user: Hi"`, `"assistant:
+        Hello"`, `"call get_weather: {\"city\":\"Paris\"}"`, `"result get_weather: sunny"`,
+        `"error get_weather: ..."`), instructions apart. A request that carries another
+        is an internal error of the emulator (418) naming the first step that differs,
+        which fails the test (docs/testing.md)."""
+        lines = _strings(history, "expecting_history", "lines of text")
+        return replace(self, expect_history=lines)
 
     def check_parts(self, received: tuple[str, ...]) -> None:
-        """Raise `AssertionError` when the request's parts are not the expected ones."""
+        """Raise `ExpectationFailed` when the request's parts are not the expected ones."""
         if self.expect_parts is not None and received != self.expect_parts:
-            raise AssertionError(
+            raise ExpectationFailed(
                 f"the turn expected the parts {list(self.expect_parts)}, the request "
                 f"carried {list(received)}"
             )
+
+    def check_history(self, history: Sequence[HistoryEntry]) -> None:
+        """Raise `ExpectationFailed` unless the request's history reads as expected,
+        naming the first step that differs."""
+        expected = self.expect_history
+        if expected is None:
+            return
+        got = [str(entry) for entry in history]
+        if got == list(expected):
+            return
+        pairs = zip(expected, got, strict=False)
+        first = next((i for i, (want, have) in enumerate(pairs) if want != have), None)
+        first = min(len(expected), len(got)) if first is None else first
+        want = expected[first] if first < len(expected) else "(nothing more)"
+        have = got[first] if first < len(got) else "(nothing more)"
+        raise ExpectationFailed(
+            f"step {first} of the history is {have!r}, the turn expects {want!r} "
+            f"(expected {len(expected)} steps, got {len(got)}: {got!r})"
+        )
 
     @classmethod
     def text(

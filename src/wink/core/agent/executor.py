@@ -23,6 +23,7 @@ from pydantic_core import to_jsonable_python
 
 from ..foundation.errors import (
     DeadlineExceededError,
+    InvalidArgumentError,
     PromptEvaluationError,
     ToolValidationError,
     UnsendableValueError,
@@ -172,6 +173,52 @@ class ToolExecutor:
         for _, event in done:
             self.session.dispatch(event)
         return [execution for execution, _ in done]
+
+    def needs_approval(self, call: ToolCall) -> bool:
+        """Whether `call` must wait for a person (its tool asks, for these arguments). A
+        call that cannot run (an unknown tool, invalid arguments) never waits: it fails
+        as any such call does, and the model reads why."""
+        tool = self.tools.get(call.name)
+        if tool is None or tool.requires_approval is False:
+            return False
+        parsed = self._parse(tool, call)
+        return not isinstance(parsed, ToolValidationError) and tool.needs_approval(parsed)
+
+    def settle(
+        self,
+        answers: Sequence[tuple[ToolCall, ToolResult[Any]]],
+        on_finished: Callable[[ToolInvoked], None] | None = None,
+    ) -> list[ToolExecution]:
+        """Calls a person answered without running them (a denial, or a result of their
+        own), recorded as ran calls are: a `ToolInvoked` each, in the session and (as each
+        is ready) to `on_finished`. A result whose value cannot be sent is refused."""
+        done: list[ToolExecution] = []
+        for call, result in answers:
+            try:
+                content = render_tool_result(result)
+            except UnsendableValueError as error:
+                raise InvalidArgumentError(
+                    f"the ToolResult given for call {call.id!r} cannot be sent to the model: "
+                    f"{error}",
+                    argument="approvals",
+                ) from error
+            tool = self.tools.get(call.name)
+            parsed = self._parse(tool, call) if tool is not None else None
+            params = call.arguments if parsed is None or isinstance(parsed, Exception) else parsed
+            execution = ToolExecution(call, result, params, None, 0.0, content)
+            event = ToolInvoked(
+                prompt_name=self.prompt_name,
+                adapter=self.adapter,
+                name=call.name,
+                call_id=call.id,
+                params=params,
+                result=result,
+            )
+            self.session.dispatch(event)
+            if on_finished is not None:
+                on_finished(event)
+            done.append(execution)
+        return done
 
     async def _run_reported(
         self, call: ToolCall, on_finished: Callable[[ToolInvoked], None] | None

@@ -8,10 +8,10 @@ the model: `wink.core.agent.answers`) -> `PromptResponse`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import Any, Generic, Protocol
+from typing import Any, Generic, Protocol, cast
 
 from ..foundation.content import Attachment, TextPart, UserPart
 from ..foundation.errors import (
@@ -25,6 +25,7 @@ from ..foundation.errors import (
     WinkError,
 )
 from ..foundation.events import (
+    ApprovalRequired,
     EventSink,
     OutputRejected,
     PromptExecuted,
@@ -44,18 +45,22 @@ from ..foundation.messages import (
     ModelRequest,
     ModelResponse,
     OutputSpec,
+    SystemMessage,
     ToolCall,
+    ToolResultMessage,
     ToolSpec,
     Usage,
     UserMessage,
     is_output_tool,
 )
+from ..foundation.transcript import PendingToolCall, Transcript, TranscriptMessage, pending_call
 from ..prompting.prompt import OutputT, Prompt
 from ..prompting.session import Session
 from ..prompting.sources import offered_tools
 from ..telemetry.spans import Telemetry, current_trace, traced_evaluation
 from ..throttling.retry import RetryPolicy
 from .answers import DEFAULT_MAX_OUTPUT_RETRIES, Rejection, StructuredAnswers
+from .conversation import ANSWER_HELD, ANSWER_TAKEN, Approvals, held_calls, in_call_order, resume
 from .executor import ToolExecution, ToolExecutor, wire_safe_call
 
 __all__ = [
@@ -123,7 +128,13 @@ class LoopSettings:
 
 @dataclass(frozen=True, slots=True)
 class PromptResponse(Generic[OutputT]):
-    """The final answer: text, parsed structured output (if asked for), and what it cost."""
+    """The final answer: text, parsed structured output (if asked for), and what it cost.
+
+    `transcript` is the whole conversation (the `history` given, then this evaluation's
+    turns): pass it as `history=` to go on (docs/conversations.md). `pending` are the
+    calls that stopped the evaluation to wait for a person (docs/approvals.md); then
+    `text` is what the model said with them and `output` is None.
+    """
 
     prompt_name: str
     text: str | None
@@ -133,6 +144,8 @@ class PromptResponse(Generic[OutputT]):
     rounds: int
     tool_invocations: tuple[ToolInvoked, ...] = ()
     thinking: str | None = None  # the readable thinking of every round, where shown
+    transcript: Transcript = field(default_factory=Transcript)
+    pending: tuple[PendingToolCall, ...] = ()
 
 
 @dataclass(slots=True)
@@ -153,11 +166,15 @@ async def run_evaluation(
     budget: Budget | None = None,
     sink: EventSink | None = None,
     attachments: tuple[Attachment, ...] = (),
+    history: Transcript | None = None,
+    approvals: Approvals | None = None,
 ) -> PromptResponse[OutputT]:
     """Drive `prompt` to a final answer through `client`; see the module docstring.
 
     `attachments` (the call's images, documents, audio) follow the rendered prompt in
-    the first user turn.
+    the first user turn. With a `history` (checked with `approvals` at the call:
+    `check_continuation`), the conversation goes on from it
+    (`wink.core.agent.conversation`).
 
     With a `sink`, every request is streamed into it and the loop adds its own events
     (`ToolInvoked` as each tool finishes, `RoundFinished`, `RoundRestarted`): the same
@@ -171,7 +188,16 @@ async def run_evaluation(
     with traced_evaluation(settings.telemetry, prompt.name, client):
         try:
             return await _evaluate(
-                client, prompt, session, settings, deadline, tracker, progress, sink, attachments
+                client,
+                prompt,
+                session,
+                settings,
+                deadline,
+                tracker,
+                progress,
+                sink,
+                attachments,
+                (history, approvals or {}),
             )
         except WinkError as error:
             _record_failure(session, client, prompt.name, error, progress, tracker)
@@ -220,8 +246,10 @@ async def _evaluate(
     progress: _Progress,
     sink: EventSink | None,
     attachments: tuple[Attachment, ...],
+    continued: tuple[Transcript | None, Approvals],
 ) -> PromptResponse[OutputT]:
     name = prompt.name
+    history, approvals = continued
     rendered = prompt.render(session=session)
     tools = await offered_tools(
         rendered.tools, rendered.tool_sources, deadline=deadline, prompt_name=name
@@ -235,11 +263,16 @@ async def _evaluate(
         )
     )
     specs = tuple(ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in tools)
-    messages: list[Message] = [_first_turn(rendered.text, rendered.parts, attachments)]
+    messages: list[Message] = list(history) if history is not None else []
+    resuming = history is not None and bool(history.pending)
+    if not resuming:  # else the person's answers are the next turn
+        messages.append(_first_turn(rendered.text, rendered.parts, attachments))
+    system = (SystemMessage(rendered.instructions),) if rendered.instructions else ()
     invocations: list[ToolInvoked] = []
     thoughts: list[str] = []
     failed_rounds = 0
     output: Any = None
+    pending: tuple[PendingToolCall, ...] = ()
     answers = (
         StructuredAnswers(rendered.output_type, settings.max_output_retries, name)
         if rendered.output_type is not None
@@ -255,6 +288,12 @@ async def _evaluate(
             deadline=deadline,
             graceful_default=settings.graceful_tool_errors,
         )
+        if resuming and history is not None:
+            progress.phase = "tool"
+            answered = await resume(executor, history, approvals, _shown(sink))
+            messages.extend(execution.to_message() for execution in answered)
+            in_call_order(messages)
+            invocations.extend(session[ToolInvoked][-len(answered) :] if answered else ())
         while True:
             progress.rounds += 1
             limit = settings.max_rounds
@@ -266,7 +305,9 @@ async def _evaluate(
                     phase="budget",
                 )
             progress.phase = "request"
-            request = ModelRequest(name, tuple(messages), specs, rendered.output, deadline=deadline)
+            request = ModelRequest(
+                name, (*system, *messages), specs, rendered.output, deadline=deadline
+            )
             response = await _request(
                 client, request, settings, tracker, deadline, session, sink, progress.rounds
             )
@@ -293,6 +334,7 @@ async def _evaluate(
                     )
                 if reply is None:
                     final_text = response.text
+                    messages.append(_echo(response))  # the answer ends the transcript
                     break
                 if response.text:  # the answer stays in the transcript, the reply follows
                     messages.append(_echo(response))
@@ -306,6 +348,9 @@ async def _evaluate(
             messages.append(_echo(response))
             progress.phase = "tool"
             executor.adapter = client.name  # the adapter that served this round (fallback)
+            held = held_calls(executor, calls)
+            if held:
+                calls = tuple(call for call in calls if call not in held)
             if not calls:
                 executions = []
             elif sink is None:
@@ -322,9 +367,17 @@ async def _evaluate(
                 await sink.send([finished])
             messages.extend(execution.to_message() for execution in executions)
             invocations.extend(session[ToolInvoked][-len(executions) :] if executions else ())
+            if held:  # the evaluation waits for a person (docs/approvals.md)
+                if answer is not None:  # not final before the held calls have results
+                    held_answer = ToolResultMessage(answer.id, answer.name, ANSWER_HELD)
+                    messages.append(reply or held_answer)
+                pending = _stop_for_approval(session, client, name, progress.rounds, held, sink)
+                final_text, output = response.text, None
+                break
             if answer is not None and reply is None:
                 # The structured answer, given through its tool: the evaluation ends here;
                 # the calls beside it in the same turn have run (nothing is dropped).
+                messages.append(ToolResultMessage(answer.id, answer.name, ANSWER_TAKEN))
                 final_text = answer.arguments_json()
                 response = replace(response, finish_reason="stop")
                 break
@@ -349,6 +402,8 @@ async def _evaluate(
         rounds=progress.rounds,
         tool_invocations=tuple(invocations),
         thinking="\n\n".join(thoughts) if thoughts else None,
+        transcript=Transcript(cast(list[TranscriptMessage], messages)),
+        pending=pending,
     )
     executed = PromptExecuted(
         prompt_name=name,
@@ -361,6 +416,32 @@ async def _evaluate(
     )
     publish(session, executed)
     return result
+
+
+def _shown(sink: EventSink | None) -> Callable[[ToolInvoked], None] | None:
+    """What hands each tool's `ToolInvoked` to the stream as it finishes (None: no stream)."""
+    if sink is None:
+        return None
+    return lambda event: sink.put([event])
+
+
+def _stop_for_approval(
+    session: Session,
+    client: ModelClient,
+    name: str,
+    round_number: int,
+    held: list[ToolCall],
+    sink: EventSink | None,
+) -> tuple[PendingToolCall, ...]:
+    """Record that the evaluation stops for a person; the calls that wait."""
+    waiting = tuple(pending_call(call) for call in held)
+    event = ApprovalRequired(
+        prompt_name=name, adapter=client.name, round=round_number, calls=waiting
+    )
+    publish(session, event)
+    if sink is not None:
+        sink.put([event])
+    return waiting
 
 
 def _first_turn(

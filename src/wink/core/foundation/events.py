@@ -1,14 +1,16 @@
 """The events of an evaluation: what its session records, and what a stream yields.
 
 A session gets `PromptRendered`, `ThinkingReceived`, `ToolInvoked`, `OutputRejected`,
-`RequestRetried`, `AdapterSwitched`, then `PromptExecuted` or `PromptFailed`
-(docs/sessions.md). A stream yields the model's output as it arrives and the loop's
-progress (docs/streaming.md). One round is one provider request and the tools it asked
-for. Its events come in this order: `TextDelta` / `ThinkingDelta` / `ToolCallStarted` /
-`ToolCallReady` as the provider sends them, `UsageReported` when it reports usage, an
-`OutputRejected` when its structured answer did not validate, then a `ToolInvoked` as
-each of the round's tools finishes, then `RoundFinished`. A round the `RetryPolicy`
-restarts after some of its events were yielded starts over after a `RoundRestarted`.
+`RequestRetried`, `AdapterSwitched`, `ApprovalRequired` (the evaluation stops for a
+person), then `PromptExecuted` or `PromptFailed` (docs/sessions.md). A stream yields the
+model's output as it arrives and the loop's progress (docs/streaming.md). One round is
+one provider request and the tools it asked for. Its events come in this order:
+`TextDelta` / `ThinkingDelta` / `ToolCallStarted` / `ToolCallReady` as the provider
+sends them, `UsageReported` when it reports usage, an `OutputRejected` when its
+structured answer did not validate, then a `ToolInvoked` as each of the round's tools
+finishes, then `RoundFinished`. A round the `RetryPolicy` restarts after some of its
+events were yielded starts over after a `RoundRestarted`. A round whose calls wait for a
+person ends the stream with `ApprovalRequired`.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from .errors import EvaluationPhase, ThrottleError, ThrottleKind, WinkError
 from .messages import FinishReason, Usage
 from .results import ToolResult
+from .transcript import PendingToolCall
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
 __all__ = [
     "AdapterSwitched",
+    "ApprovalRequired",
     "EventSink",
     "OutputRejected",
     "PromptExecuted",
@@ -100,7 +104,8 @@ class OutputRejected:
 
 @dataclass(frozen=True, slots=True)
 class PromptExecuted:
-    """An evaluation finished with a final answer."""
+    """An evaluation finished: with a final answer, or stopped for a person's approval
+    (an `ApprovalRequired` came just before)."""
 
     prompt_name: str
     adapter: str
@@ -155,6 +160,19 @@ class AdapterSwitched:
     from_adapter: str
     to_adapter: str
     error: WinkError
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequired:
+    """The model called tools that wait for a person (`Tool(requires_approval=...)`): the
+    round's other calls ran and the evaluation ends here, with these `calls` as
+    `response.pending`. Resume with `history=response.transcript, approvals={...}`
+    (docs/approvals.md). Recorded by the session and the last event of a stream."""
+
+    prompt_name: str
+    adapter: str
+    round: int
+    calls: tuple[PendingToolCall, ...]
 
 
 # --- what a stream yields besides those
@@ -245,6 +263,7 @@ StreamEvent = (
     | RoundRestarted
     | ToolInvoked
     | OutputRejected
+    | ApprovalRequired
 )
 """What `adapter.stream()` and `stream_async()` yield (docs/streaming.md)."""
 

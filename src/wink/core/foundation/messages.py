@@ -171,6 +171,9 @@ class AssistantMessage:
 
     `thinking` is the reasoning that came with the turn, in order; `native` the turn as
     its provider gave it. A translator uses either only when tagged with its own provider.
+    `origin` names what made the turn (the serving adapter's name, "anthropic:claude-..."):
+    to any other, the turn is foreign and travels without its provider-bound data
+    (`wink.core.foundation.portable`); None (unknown) is foreign to every adapter.
     """
 
     text: str | None = None
@@ -178,6 +181,7 @@ class AssistantMessage:
     provider_data: Mapping[str, Any] | None = None
     thinking: tuple[ThinkingPart, ...] = ()
     native: NativeOutput | None = None
+    origin: str | None = None
 
     def thinking_for(self, provider: str) -> tuple[ThinkingPart, ...]:
         """The thinking parts `provider` produced (and may receive back)."""
@@ -285,6 +289,7 @@ class ModelResponse:
     thinking: tuple[ThinkingPart, ...] = ()
     native: NativeOutput | None = None
     refusal: str | None = None
+    origin: str | None = None  # set by the runner that got it (`AssistantMessage.origin`)
 
     @property
     def thinking_text(self) -> str | None:
@@ -300,4 +305,5 @@ class ModelResponse:
             provider_data=self.provider_data,
             thinking=self.thinking,
             native=self.native,
+            origin=self.origin,
         )

@@ -1,24 +1,27 @@
 """What of a transcript travels to a provider that did not make it: the rules written once,
 for a fallback mid-run and for a conversation continued on another provider.
 
-A model turn another provider made keeps its text and tool calls but loses its
-provider-bound data (thinking signatures, reasoning items, encrypted content, native
-items): only the provider that made them can read them. A call id the target does not
-accept, or that repeats an earlier one, gets a stable new id, and so does its result.
-Data the target needs on calls it did not make (Gemini's placeholder signature) is added.
+Every model turn names what made it (`AssistantMessage.origin`, the serving adapter's
+name); to any other adapter it is foreign (`is_foreign`). A foreign turn keeps its text
+and tool calls but loses its provider-bound data (thinking signatures, reasoning items,
+encrypted content, native items): only the provider that made them can read them. A
+foreign turn left with nothing (thinking alone, a paused turn's server blocks) is left
+out. A call id the target does not accept, or that repeats an earlier one, gets a stable
+new id, and so does its result. Data the target needs on calls it did not make (Gemini's
+placeholder signature) is added.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .messages import AssistantMessage, Message, ToolCall, ToolResultMessage
 
-__all__ = ["PORTABLE_CALL_IDS", "CallIdRules", "portable_messages"]
+__all__ = ["PORTABLE_CALL_IDS", "CallIdRules", "is_foreign", "portable_messages"]
 
 PORTABLE_CALL_IDS = re.compile(r"[A-Za-z0-9_-]{1,40}")
 """A call id every provider takes: Anthropic's pattern, within OpenAI's 40 characters."""
@@ -34,16 +37,20 @@ class CallIdRules:
     foreign_call_data: Mapping[str, Any] | None = None
 
 
+def is_foreign(turn: AssistantMessage, origin: str) -> bool:
+    """Whether `turn` was made by something other than the adapter named `origin` (a turn
+    of unknown origin is foreign to every adapter)."""
+    return turn.origin != origin
+
+
 def portable_messages(
-    messages: tuple[Message, ...],
-    is_foreign: Callable[[AssistantMessage], bool],
-    rules: CallIdRules,
+    messages: tuple[Message, ...], origin: str, rules: CallIdRules
 ) -> tuple[Message, ...]:
-    """`messages` as a provider with `rules` can take them, where `is_foreign` says which
-    model turns it did not make; `messages` itself when there are none."""
+    """`messages` as the adapter named `origin`, whose provider has `rules`, can take them;
+    `messages` itself when every model turn is its own."""
     out: list[Message] = []
     seen: set[str] = set()
-    renamed: dict[str, str] = {}
+    renamed: dict[str, str] = {}  # the latest turn's renamed calls, for its results
     changed = False
     for message in messages:
         if isinstance(message, ToolResultMessage):
@@ -51,10 +58,12 @@ def portable_messages(
             if new_id is not None:
                 message = replace(message, call_id=new_id)
         elif isinstance(message, AssistantMessage):
-            if is_foreign(message):
-                renamed = {}
-                message = _foreign(message, rules, seen, renamed)
+            renamed = {}
+            if is_foreign(message, origin):
                 changed = True
+                if not message.text and not message.tool_calls:
+                    continue  # nothing another provider can read
+                message = _foreign(message, rules, seen, renamed)
             else:
                 seen.update(call.id for call in message.tool_calls)
         out.append(message)
@@ -73,4 +82,6 @@ def _foreign(
         seen.add(call_id)
         data = rules.foreign_call_data if not calls else None  # the first call of the turn
         calls.append(ToolCall(call_id, call.name, call.arguments, data))
-    return AssistantMessage(text=message.text, tool_calls=tuple(calls), provider_data=None)
+    return AssistantMessage(
+        text=message.text, tool_calls=tuple(calls), provider_data=None, origin=message.origin
+    )

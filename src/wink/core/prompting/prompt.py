@@ -426,6 +426,7 @@ class RenderedPrompt:
     sections_summarized: tuple[SectionPath, ...] = ()
     parts: tuple[UserPart, ...] = ()
     tool_sources: tuple[ToolSource, ...] = ()  # of the sections shown, each once
+    instructions: str | None = None  # the system instructions, filled (None: none given)
 
 
 _Item = str | Attachment | CachePoint
@@ -471,11 +472,16 @@ class Prompt(Generic[OutputT]):
     Immutable: `bind` returns a new prompt. `render` turns it into a `RenderedPrompt`.
     `Prompt[Report]` (an `output_type=Report` prompt) evaluates to a
     `PromptResponse[Report]`, so a type checker knows `response.output`.
+
+    `instructions` are the system instructions, a template filled like a section's (each
+    placeholder from the first bound dataclass with that field); each provider gets them
+    in its own field (docs/prompts.md).
     """
 
     name: str
     sections: Sequence[MarkdownSection]
     output_type: type[OutputT] | None = None
+    instructions: str | None = field(default=None, kw_only=True)
     bound_params: tuple[object, ...] = field(default=(), kw_only=True)
     resources: ResourceRegistry = field(default_factory=ResourceRegistry, kw_only=True)
     output: OutputSpec | None = field(init=False, repr=False, compare=False)
@@ -499,6 +505,12 @@ class Prompt(Generic[OutputT]):
                 f"resources must be a ResourceRegistry, got {kind_of(self.resources)} "
                 "(bind them with prompt.bind(resources={Protocol: factory}))"
             )
+        if self.instructions is not None and not _is(self.instructions, str):
+            raise PromptValidationError(
+                f"instructions must be a string or None, got {kind_of(self.instructions)}"
+            )
+        if self.instructions is not None:
+            _placeholders((), self.instructions, "instructions")
         self._check_tools()
         self._check_params()
         object.__setattr__(self, "output", self._output_spec())
@@ -600,6 +612,7 @@ class Prompt(Generic[OutputT]):
             sections_summarized=tuple(result.summarized),
             parts=result.parts(),
             tool_sources=tuple(result.sources.values()),
+            instructions=self._instructions(),
         )
 
     @property
@@ -608,6 +621,23 @@ class Prompt(Generic[OutputT]):
         those it connected: `ToolSource.release`)."""
         found = {id(s): s for _, section in _walk(self.sections) for s in section.mcp_servers}
         return tuple(found.values())
+
+    def _instructions(self) -> str | None:
+        """The instructions filled from the bound params; None when there are none."""
+        if self.instructions is None:
+            return None
+        values: dict[str, str] = {}
+        for name in _placeholders((), self.instructions, "instructions"):
+            source = next((p for p in self.bound_params if _has_field(p, name)), None)
+            if source is None:
+                raise PromptRenderError(
+                    f"no bound dataclass has a field for placeholder ${{{name}}} of the "
+                    "instructions",
+                    placeholder=name,
+                )
+            values[name] = str(getattr(source, name))
+        text = Template(textwrap.dedent(self.instructions).strip()).substitute(values)
+        return text or None
 
     def _values(self, path: SectionPath, section: MarkdownSection) -> dict[str, str]:
         if section.params is not None:

@@ -96,6 +96,9 @@ class Tool(Generic[P, R]):
     closure and the locals of the function calling `Tool(...)`, so tools built inside a
     function work. `graceful=None` inherits the evaluation's `graceful_tool_errors`;
     `False` makes a raising handler abort the run.
+
+    `requires_approval=True` makes every call wait for a person (docs/approvals.md); a
+    function of the params instead asks only for the calls it returns True for.
     """
 
     name: str
@@ -103,6 +106,7 @@ class Tool(Generic[P, R]):
     handler: Callable[..., Any]
     params_type: type[Any]
     graceful: bool | None = None
+    requires_approval: bool | Callable[[Any], bool] = False
     result_type: Any = field(init=False)
     is_async: bool = field(init=False)
 
@@ -114,13 +118,22 @@ class Tool(Generic[P, R]):
         graceful: bool | None = None,
         *,
         params_type: type[P] | None = None,
+        requires_approval: bool | Callable[[Any], bool] = False,
     ) -> None:
         set_field = object.__setattr__
         set_field(self, "name", name)
         set_field(self, "description", description)
         set_field(self, "handler", handler)
         set_field(self, "graceful", graceful)
+        set_field(self, "requires_approval", requires_approval)
         validate_tool_name(name)
+        if not isinstance(cast(object, requires_approval), bool) and not callable(
+            requires_approval
+        ):
+            raise PromptValidationError(
+                f"tool {name!r}: requires_approval takes True, False or a function of the "
+                f"params, got {kind_of(requires_approval)}"
+            )
         if not isinstance(cast(object, description), str):
             raise PromptValidationError(
                 f"tool {name!r} description must be a string, got {kind_of(description)}"
@@ -139,6 +152,18 @@ class Tool(Generic[P, R]):
         """Where the tool lives: None for a handler in this process, the name of the
         server that offers it otherwise (an MCP server: `wink.mcp`)."""
         return None
+
+    def needs_approval(self, params: P) -> bool:
+        """Whether this call (its validated `params`) must wait for a person."""
+        asked = self.requires_approval
+        if isinstance(asked, bool):
+            return asked
+        answer = asked(params)
+        if not isinstance(cast(object, answer), bool):
+            raise TypeError(
+                f"tool {self.name!r}: requires_approval returned {kind_of(answer)}, not a bool"
+            )
+        return answer
 
     @cached_property
     def params_adapter(self) -> TypeAdapter[Any]:

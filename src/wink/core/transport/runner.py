@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..foundation.errors import (
@@ -24,6 +25,7 @@ from ..foundation.errors import (
     WinkError,
 )
 from ..foundation.messages import ModelRequest, ModelResponse, RateLimitInfo
+from ..foundation.portable import CallIdRules, portable_messages
 from ..telemetry.spans import current_trace
 from ..throttling.limiter import Pacer
 from ..throttling.pacing import Permit
@@ -56,9 +58,25 @@ class Runner:
     """What the loop talks to (`wink.core.agent.loop.ModelClient`) for one adapter, in one
     evaluation: `transport(request)` gives the transport each attempt goes through (the
     entry point chose its kind, see `wink.core.transport.http`); `system` is the
-    provider's `gen_ai.provider.name`."""
+    provider's `gen_ai.provider.name`.
 
-    __slots__ = ("_exchange", "_name", "_pacer", "_policy", "_secrets", "_transport", "system")
+    Each request goes out as this adapter can take it: model turns another adapter made
+    travel by the provider's `call_ids` rules (`wink.core.foundation.portable`); each
+    answer is tagged with `origin` (the adapter's name unless told otherwise: a fallback
+    chain with two adapters of one name tells them apart).
+    """
+
+    __slots__ = (
+        "_call_ids",
+        "_exchange",
+        "_name",
+        "_pacer",
+        "_policy",
+        "_secrets",
+        "_transport",
+        "origin",
+        "system",
+    )
 
     def __init__(
         self,
@@ -70,8 +88,11 @@ class Runner:
         pacer: Pacer,
         retry_policy: RetryPolicy,
         secrets: tuple[str, ...],
+        call_ids: CallIdRules | None = None,
     ) -> None:
         self._name = name
+        self.origin = name
+        self._call_ids = call_ids if call_ids is not None else CallIdRules()
         self._exchange = exchange
         self._transport = transport
         self.system = system
@@ -120,17 +141,21 @@ class Runner:
             ) from error
 
     async def _traced(self, exchange: Attempt, request: ModelRequest) -> ModelResponse:
+        messages = portable_messages(request.messages, self.origin, self._call_ids)
+        if messages is not request.messages:
+            request = replace(request, messages=messages)
         trace = current_trace()
         if trace is None:
-            return await self._run(exchange, request)
-        attempt = trace.start_attempt(self._name, self.system, request)  # one span per attempt
-        try:
             response = await self._run(exchange, request)
-        except BaseException as error:
-            trace.failed(attempt, error)
-            raise
-        trace.answered(attempt, response)
-        return response
+        else:
+            attempt = trace.start_attempt(self._name, self.system, request)  # a span each
+            try:
+                response = await self._run(exchange, request)
+            except BaseException as error:
+                trace.failed(attempt, error)
+                raise
+            trace.answered(attempt, response)
+        return replace(response, origin=self.origin)
 
     async def _run(self, exchange: Attempt, request: ModelRequest) -> ModelResponse:
         pacer = self._pacer

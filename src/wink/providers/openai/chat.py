@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, cast
 
 from ...core.foundation.carriage import Carriage, ContentRules, attachments_after_results
@@ -49,6 +50,12 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "content_filter": "content_filter",
 }
 
+# Which role carries the instructions: the first o1 models take no system message at all
+# (a 400, `unsupported_value`: they get the instructions at the head of the first user
+# message); the reasoning models after them take them as `developer`, the rest as `system`.
+_NO_SYSTEM_ROLE = re.compile(r"^o1-(mini|preview)")
+_DEVELOPER_ROLE = re.compile(r"^(ft:)?(o\d|gpt-5)")
+
 # ModelSettings field -> request key.
 _SETTING_KEYS: dict[str, str] = {
     "temperature": "temperature",
@@ -83,10 +90,7 @@ CONTENT_RULES = ContentRules(
 def build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
     """The Chat Completions body for one neutral request."""
     messages = attachments_after_results(request.messages)
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [_map_message(message) for message in messages],
-    }
+    body: dict[str, Any] = {"model": model, "messages": _map_messages(messages, model)}
     if request.tools:
         body["tools"] = [_map_tool_spec(spec) for spec in request.tools]
     if request.output is not None:
@@ -105,6 +109,37 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
         body["reasoning_effort"] = effort
     body.update(settings.extra)
     return body
+
+
+def _map_messages(messages: tuple[Message, ...], model: str) -> list[dict[str, Any]]:
+    """The messages; instructions in the role this model takes them in, or, for a model
+    that takes none, at the head of the user message that follows them."""
+    fold = _NO_SYSTEM_ROLE.match(model) is not None
+    role = "developer" if _DEVELOPER_ROLE.match(model) else "system"
+    mapped: list[dict[str, Any]] = []
+    held: list[str] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            if fold:
+                held.append(message.content)
+            else:
+                mapped.append({"role": role, "content": message.content})
+            continue
+        item = _map_message(message)
+        if held and item["role"] == "user":
+            item["content"] = _prefixed("\n\n".join(held), item["content"])
+            held = []
+        mapped.append(item)
+    if held:
+        mapped.append({"role": "user", "content": "\n\n".join(held)})
+    return mapped
+
+
+def _prefixed(text: str, content: Any) -> Any:
+    """A user message's content with `text` before it (a string, or a list of parts)."""
+    if isinstance(content, list):
+        return [{"type": "text", "text": text}, *cast(list[Any], content)]
+    return f"{text}\n\n{content}"
 
 
 def _map_message(message: Message) -> dict[str, Any]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any
 
 from ..caching import CachePrefix, prefixes
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, rfc3339
+from ..history import HistoryEntry, arguments_text, content_text
 from ..parts import FoundPart, looks_like
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
@@ -26,6 +28,7 @@ _STOP_REASONS = {
     "pause": "pause_turn",
 }
 _THINKING_BLOCKS = ("thinking", "redacted_thinking")
+_TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 _IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 _IMAGE_MAX = 5 * 1024 * 1024  # base64 characters of one image
@@ -290,9 +293,13 @@ class AnthropicWire:
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
-        """Thinking blocks echoed intact; with thinking on, the assistant turn of the last
-        tool round starting with the thinking it had; a paused turn sent back unchanged."""
+        """The conversation's rules (`_tool_pairing`); thinking blocks echoed intact; with
+        thinking on, the assistant turn of the last tool round starting with the thinking
+        it had; a paused turn sent back unchanged."""
         messages = [as_object(message) for message in as_list(body.get("messages"))]
+        unpaired = _tool_pairing(messages)
+        if unpaired is not None:
+            return Fault.bad_request(unpaired)
         for index, message in enumerate(messages):
             if message.get("role") == "assistant":
                 problem = _altered_block(index, _blocks(message), ledger)
@@ -332,6 +339,31 @@ class AnthropicWire:
             )
         return None
 
+    def instructions(self, body: dict[str, Any]) -> str | None:
+        system = body.get("system")
+        return content_text(system) or None if system is not None else None
+
+    def history(self, body: dict[str, Any]) -> tuple[HistoryEntry, ...]:
+        names: dict[str, str] = {}
+        entries: list[HistoryEntry] = []
+        for raw in as_list(body.get("messages")):
+            message = as_object(raw)
+            content = message.get("content")
+            blocks = _blocks(message) if isinstance(content, list) else [{"text": content}]
+            if message.get("role") == "assistant":
+                entries.extend(_assistant_entries(blocks, names))
+                continue
+            for block in blocks:
+                if block.get("type", "text") == "text":
+                    entries.append(HistoryEntry("user", as_str(block.get("text")) or ""))
+                elif block.get("type") == "tool_result":
+                    call_id = as_str(block.get("tool_use_id"))
+                    name = names.get(call_id) if call_id is not None else None
+                    text = content_text(block.get("content"))
+                    failed = block.get("is_error") is True
+                    entries.append(HistoryEntry("result", text, name, call_id, failed))
+        return tuple(entries)
+
     def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
         names: dict[str, str] = {}
         results: list[ToolResultView] = []
@@ -352,6 +384,75 @@ class AnthropicWire:
     def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
         names = (as_str(as_object(tool).get("name")) for tool in as_list(body.get("tools")))
         return tuple(name for name in names if name is not None)
+
+
+def _tool_pairing(messages: list[dict[str, Any]]) -> str | None:
+    """Why the conversation breaks the Messages API's rules (its 400 message), or None:
+    no `system` role among the messages, `tool_use` ids of its pattern, every `tool_use`
+    answered by a `tool_result` in the next message, and no `tool_result` that answers no
+    `tool_use` of the message before it."""
+    previous: list[str] = []  # the tool_use ids of the message before
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role == "system":
+            return (
+                'messages: Unexpected role "system". The Messages API accepts a top-level '
+                '`system` parameter, not "system" as an input message role.'
+            )
+        blocks = _blocks(message)
+        if role == "user":
+            for position, block in enumerate(blocks):
+                call_id = block.get("tool_use_id")
+                if block.get("type") == "tool_result" and call_id not in previous:
+                    return (
+                        f"messages.{index}.content.{position}: unexpected `tool_use_id` found "
+                        f"in `tool_result` blocks: {call_id}. Each `tool_result` block must "
+                        "have a corresponding `tool_use` block in the previous message."
+                    )
+        ids: list[str] = []
+        for position, block in enumerate(blocks if role == "assistant" else ()):
+            if block.get("type") != "tool_use":
+                continue
+            call_id = as_str(block.get("id")) or ""
+            if not _TOOL_USE_ID.match(call_id):
+                return (
+                    f"messages.{index}.content.{position}.tool_use.id: String should match "
+                    "pattern '^[a-zA-Z0-9_-]+$'"
+                )
+            ids.append(call_id)
+        following = messages[index + 1] if index + 1 < len(messages) else {}
+        answered = {
+            block.get("tool_use_id")
+            for block in _blocks(following)
+            if following.get("role") == "user" and block.get("type") == "tool_result"
+        }
+        missing = [call_id for call_id in ids if call_id not in answered]
+        if missing:
+            return (
+                f"messages.{index}: `tool_use` ids were found without `tool_result` blocks "
+                f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
+                "corresponding `tool_result` block in the next message."
+            )
+        previous = ids
+    return None
+
+
+def _assistant_entries(blocks: list[dict[str, Any]], names: dict[str, str]) -> list[HistoryEntry]:
+    """An assistant message's text (its text blocks, one entry) and calls, in order."""
+    entries: list[HistoryEntry] = []
+    texts = [as_str(b.get("text")) or "" for b in blocks if b.get("type", "text") == "text"]
+    for block in blocks:
+        kind = block.get("type", "text")
+        if kind == "text" and texts:
+            entries.append(HistoryEntry("assistant", "".join(texts)))
+            texts = []
+        elif kind == "tool_use":
+            call_id, name = as_str(block.get("id")), as_str(block.get("name"))
+            if call_id is not None and name is not None:
+                names[call_id] = name
+            text = arguments_text(block.get("input"))
+            entries.append(HistoryEntry("call", text, name, call_id))
+    return entries
 
 
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from ..caching import CachePrefix
 from ..faults import Fault
 from ..formats import IdSource, seconds_text
+from ..history import HistoryEntry
 from ..parts import FoundPart
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
@@ -77,9 +78,18 @@ class WireFormat(Protocol):
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
-        """The 400 the real API gives when the request sends the model's earlier turns
-        back wrong (thinking dropped or altered, a reasoning item without its item), else
-        None."""
+        """The 400 the real API gives when the request's conversation breaks its rules (a
+        tool call with no result, a result with no call, a role it refuses) or sends the
+        model's earlier turns back wrong (thinking dropped or altered, a reasoning item
+        without its item), else None."""
+        ...
+
+    def history(self, body: dict[str, Any]) -> tuple[HistoryEntry, ...]:
+        """The conversation the request carries, in neutral form (instructions apart)."""
+        ...
+
+    def instructions(self, body: dict[str, Any]) -> str | None:
+        """The system instructions the request carries, wherever the wire puts them."""
         ...
 
     def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:

@@ -7,6 +7,7 @@ from typing import Any
 from ..caching import CachePrefix, prefixes
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, proto_duration
+from ..history import HistoryEntry, arguments_text, content_text
 from ..parts import FoundPart, kind_of_media
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
@@ -255,11 +256,15 @@ class GoogleWire:
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
-        """Gemini 3 refuses a step of the current turn (the model contents since the last
-        user text) whose first `functionCall` part lost its thought signature."""
+        """The turns' order (`_turn_order`); Gemini 3 refuses a step of the current turn
+        (the model contents since the last user text) whose first `functionCall` part lost
+        its thought signature."""
+        contents = [as_object(content) for content in as_list(body.get("contents"))]
+        disorder = _turn_order(contents)
+        if disorder is not None:
+            return Fault.bad_request(disorder)
         if not _signs_every_step(model):
             return None
-        contents = [as_object(content) for content in as_list(body.get("contents"))]
         start = max(
             (
                 index
@@ -285,6 +290,26 @@ class GoogleWire:
                     "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
                 )
         return None
+
+    def instructions(self, body: dict[str, Any]) -> str | None:
+        system = as_object(body.get("systemInstruction", body.get("system_instruction")))
+        return content_text(system.get("parts")) or None
+
+    def history(self, body: dict[str, Any]) -> tuple[HistoryEntry, ...]:
+        entries: list[HistoryEntry] = []
+        for raw in as_list(body.get("contents")):
+            content = as_object(raw)
+            parts = [as_object(part) for part in as_list(content.get("parts"))]
+            if content.get("role") == "model":
+                entries.extend(_model_entries(parts))
+                continue
+            for part in parts:
+                text, response = as_str(part.get("text")), part.get("functionResponse")
+                if text is not None:
+                    entries.append(HistoryEntry("user", text))
+                elif response is not None:
+                    entries.append(_result_entry(as_object(response)))
+        return tuple(entries)
 
     def found_parts(self, body: dict[str, Any]) -> list[FoundPart]:
         found: list[FoundPart] = []
@@ -340,6 +365,68 @@ class GoogleWire:
                 if name is not None:
                     names.append(name)
         return tuple(names)
+
+
+def _turn_order(contents: list[dict[str, Any]]) -> str | None:
+    """The 400 message for turns out of order, or None: a function call turn comes right
+    after a user turn or a function response turn, and is answered by the next turn with
+    as many function responses as it has calls."""
+    calls_before = 0  # the functionCall parts of the content just before (a model turn's)
+    role_before: object = None
+    for content in contents:
+        parts = [as_object(part) for part in as_list(content.get("parts"))]
+        calls = sum("functionCall" in part for part in parts)
+        responses = sum("functionResponse" in part for part in parts)
+        role = content.get("role", "user")
+        if role == "model" and calls and role_before != "user":
+            return (
+                "Please ensure that function call turn comes immediately after a user turn or "
+                "after a function response turn."
+            )
+        if responses and not calls_before:
+            return (
+                "Please ensure that function response turn comes immediately after a "
+                "function call turn."
+            )
+        if role != "model" and calls_before and responses != calls_before:
+            return (
+                "Please ensure that the number of function response parts is equal to the "
+                "number of function call parts of the function call turn."
+            )
+        calls_before = calls if role == "model" else 0
+        role_before = role
+    return None
+
+
+def _model_entries(parts: list[dict[str, Any]]) -> list[HistoryEntry]:
+    """A model turn's text (its text parts but thoughts, one entry) and calls, in order."""
+    entries: list[HistoryEntry] = []
+    texts = [
+        as_str(part.get("text")) or ""
+        for part in parts
+        if "text" in part and part.get("thought") is not True
+    ]
+    for part in parts:
+        call = part.get("functionCall")
+        if "text" in part and part.get("thought") is not True and texts:
+            entries.append(HistoryEntry("assistant", "".join(texts)))
+            texts = []
+        elif call is not None:
+            function = as_object(call)
+            name, call_id = as_str(function.get("name")), as_str(function.get("id"))
+            text = arguments_text(function.get("args", {}))
+            entries.append(HistoryEntry("call", text, name, call_id))
+    return entries
+
+
+def _result_entry(function: dict[str, Any]) -> HistoryEntry:
+    """A `functionResponse` part: its `output` (or `error`) as text."""
+    response = as_object(function.get("response"))
+    failed = "error" in response
+    value = response.get("error" if failed else "output", response)
+    text = value if isinstance(value, str) else content_text(value)
+    name, call_id = as_str(function.get("name")), as_str(function.get("id"))
+    return HistoryEntry("result", text, name, call_id, failed)
 
 
 def _signs_every_step(model: str) -> bool:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..caching import CachePrefix, prefixes
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, go_duration
+from ..history import HistoryEntry, arguments_text, content_text
 from ..parts import FoundPart, looks_like, parse_data_url
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
@@ -32,6 +34,9 @@ _CHAT_CONTEXT_WINDOW = (
     "This model's maximum context length is 128000 tokens. However, your messages resulted "
     "in 131072 tokens. Please reduce the length of the messages."
 )
+_NO_SYSTEM_ROLE = re.compile(r"^o1-(mini|preview)")  # the first o1 models take neither role
+_INSTRUCTION_ROLES = ("system", "developer")
+_MAX_CALL_ID = 40
 _RESPONSES_CONTEXT_WINDOW = (
     "Your input exceeds the context window of this model. Please adjust your input and try again."
 )
@@ -140,12 +145,6 @@ class OpenAIWireBase:
         status = 404 if fault.kind == "not_found" else 403
         message = fault_message(fault, text)
         return self.error(ctx, status, message, "invalid_request_error", "model_not_found")
-
-    def check_history(
-        self, body: dict[str, Any], model: str, ledger: ReasoningLedger
-    ) -> Fault | None:
-        """Chat Completions takes no reasoning back: nothing to check."""
-        return None
 
     def refuse_part(self, part: FoundPart, data: bytes | None) -> Fault | None:
         """OpenAI's words for an image that is not one, a file of a type it does not read
@@ -270,6 +269,86 @@ class OpenAIChatWire(OpenAIWireBase):
                 return f"Missing required parameter: '{name}'."
         return None
 
+    def check_history(
+        self, body: dict[str, Any], model: str, ledger: ReasoningLedger
+    ) -> Fault | None:
+        """The conversation's rules, with the real API's 400s: every `tool_calls` id
+        answered by the `tool` messages right after it, no `tool` message that answers
+        none, ids of at most 40 characters, no instructions role for the first o1 models.
+        (Chat Completions takes no reasoning back: nothing else to check.)"""
+        open_ids: list[str] = []
+        messages = [as_object(message) for message in as_list(body.get("messages"))]
+        for index, message in enumerate(messages):
+            role = message.get("role")
+            if role in _INSTRUCTION_ROLES and _NO_SYSTEM_ROLE.match(model):
+                return Fault.bad_request(
+                    f"Unsupported value: 'messages[{index}].role' does not support '{role}' "
+                    "with this model.",
+                    param=f"messages[{index}].role",
+                    code="unsupported_value",
+                )
+            if role == "tool":
+                call_id = as_str(message.get("tool_call_id"))
+                if call_id not in open_ids:
+                    return Fault.bad_request(
+                        "Invalid parameter: messages with role 'tool' must be a response to a "
+                        "preceeding message with 'tool_calls'.",
+                        param=f"messages.[{index}].role",
+                    )
+                open_ids.remove(call_id)
+                continue
+            if open_ids:
+                return _unanswered(open_ids, index)
+            open_ids = []
+            calls = [as_object(call) for call in as_list(message.get("tool_calls"))]
+            for position, call in enumerate(calls if role == "assistant" else ()):
+                call_id = as_str(call.get("id")) or ""
+                if len(call_id) > _MAX_CALL_ID:
+                    where = f"messages[{index}].tool_calls[{position}].id"
+                    return Fault.bad_request(
+                        f"Invalid '{where}': string too long. Expected a string with maximum "
+                        f"length {_MAX_CALL_ID}, but got a string with length {len(call_id)} "
+                        "instead.",
+                        param=where,
+                        code="string_above_max_length",
+                    )
+                open_ids.append(call_id)
+        return _unanswered(open_ids, len(messages)) if open_ids else None
+
+    def instructions(self, body: dict[str, Any]) -> str | None:
+        texts = [
+            content_text(as_object(message).get("content"))
+            for message in as_list(body.get("messages"))
+            if as_object(message).get("role") in _INSTRUCTION_ROLES
+        ]
+        return "\n\n".join(texts) if texts else None
+
+    def history(self, body: dict[str, Any]) -> tuple[HistoryEntry, ...]:
+        names: dict[str, str] = {}
+        entries: list[HistoryEntry] = []
+        for raw in as_list(body.get("messages")):
+            message = as_object(raw)
+            role, content = message.get("role"), message.get("content")
+            if role == "user":
+                entries.append(HistoryEntry("user", content_text(content)))
+            elif role == "assistant":
+                text = content_text(content) if content is not None else ""
+                if text:
+                    entries.append(HistoryEntry("assistant", text))
+                for item in as_list(message.get("tool_calls")):
+                    call = as_object(item)
+                    function = as_object(call.get("function"))
+                    name, call_id = as_str(function.get("name")), as_str(call.get("id"))
+                    if call_id is not None and name is not None:
+                        names[call_id] = name
+                    arguments = arguments_text(function.get("arguments"))
+                    entries.append(HistoryEntry("call", arguments, name, call_id))
+            elif role == "tool":
+                call_id = as_str(message.get("tool_call_id"))
+                name = names.get(call_id) if call_id is not None else None
+                entries.append(HistoryEntry("result", content_text(content), name, call_id))
+        return tuple(entries)
+
     def found_parts(self, body: dict[str, Any]) -> list[FoundPart]:
         found: list[FoundPart] = []
         for index, message in enumerate(as_list(body.get("messages"))):
@@ -302,6 +381,15 @@ class OpenAIChatWire(OpenAIWireBase):
             for tool in as_list(body.get("tools"))
         )
         return tuple(name for name in names if name is not None)
+
+
+def _unanswered(open_ids: list[str], index: int) -> Fault:
+    return Fault.bad_request(
+        "An assistant message with 'tool_calls' must be followed by tool messages responding "
+        "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+        + ", ".join(open_ids),
+        param=f"messages.[{index}].role",
+    )
 
 
 def prompt_details(usage: Any, **more: int) -> dict[str, int]:

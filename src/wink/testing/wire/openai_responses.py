@@ -6,6 +6,7 @@ from typing import Any
 
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump
+from ..history import HistoryEntry, arguments_text, content_text
 from ..parts import FoundPart
 from ..records import Provider, ToolResultView
 from ..thinking import ReasoningLedger, seal
@@ -16,6 +17,7 @@ from .openai import OpenAIWireBase, data_part, prompt_details
 __all__ = ["OpenAIResponsesWire"]
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+_TEXT_PARTS = ("input_text", "output_text", "text")
 
 
 class OpenAIResponsesWire(OpenAIWireBase):
@@ -144,9 +146,15 @@ class OpenAIResponsesWire(OpenAIWireBase):
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
-        """A reasoning item the emulator made must be followed by the item it led to, and
-        that item must not come without it: the real API's two 400s."""
+        """Every `function_call` answered by a `function_call_output` after it, and no
+        output without its call (unless the conversation is stored: `previous_response_id`);
+        a reasoning item the emulator made followed by the item it led to, and that item
+        not without it: the real API's 400s."""
         items = [as_object(item) for item in as_list(body.get("input"))]
+        if body.get("previous_response_id") is None:
+            unpaired = _unpaired_call(items)
+            if unpaired is not None:
+                return unpaired
         for index, item in enumerate(items):
             item_id = as_str(item.get("id"))
             if item_id is None:
@@ -167,6 +175,36 @@ class OpenAIResponsesWire(OpenAIWireBase):
                     f"'reasoning' item: '{reasoning}'."
                 )
         return None
+
+    def instructions(self, body: dict[str, Any]) -> str | None:
+        texts = [text for text in (as_str(body.get("instructions")),) if text]
+        for raw in as_list(body.get("input")):
+            item = as_object(raw)
+            if item.get("role") in ("system", "developer"):
+                texts.append(content_text(item.get("content"), kinds=_TEXT_PARTS))
+        return "\n\n".join(texts) if texts else None
+
+    def history(self, body: dict[str, Any]) -> tuple[HistoryEntry, ...]:
+        names: dict[str, str] = {}
+        entries: list[HistoryEntry] = []
+        for raw in as_list(body.get("input")):
+            item = as_object(raw)
+            kind, role = item.get("type", "message"), item.get("role")
+            call_id = as_str(item.get("call_id"))
+            if kind == "message" and role in ("user", "assistant"):
+                text = content_text(item.get("content"), kinds=_TEXT_PARTS)
+                entries.append(HistoryEntry("user" if role == "user" else "assistant", text))
+            elif kind == "function_call":
+                name = as_str(item.get("name"))
+                if call_id is not None and name is not None:
+                    names[call_id] = name
+                text = arguments_text(item.get("arguments"))
+                entries.append(HistoryEntry("call", text, name, call_id))
+            elif kind == "function_call_output":
+                name = names.get(call_id) if call_id is not None else None
+                text = content_text(item.get("output"), kinds=_TEXT_PARTS)
+                entries.append(HistoryEntry("result", text, name, call_id))
+        return tuple(entries)
 
     def tool_results(self, body: dict[str, Any]) -> tuple[ToolResultView, ...]:
         names: dict[str, str] = {}
@@ -189,6 +227,27 @@ class OpenAIResponsesWire(OpenAIWireBase):
 
 def _bad_input(message: str) -> Fault:
     return Fault.bad_request(message, param="input")
+
+
+def _unpaired_call(items: list[dict[str, Any]]) -> Fault | None:
+    """The 400 for a `function_call_output` before (or without) its call, or a call that
+    no output answers."""
+    calls: list[str] = []
+    answered: set[str] = set()
+    for item in items:
+        call_id = as_str(item.get("call_id")) or ""
+        if item.get("type") == "function_call":
+            calls.append(call_id)
+        elif item.get("type") == "function_call_output":
+            if call_id not in calls:
+                return _bad_input(
+                    f"No tool call found for function call output with call_id {call_id}."
+                )
+            answered.add(call_id)
+    missing = next((call_id for call_id in calls if call_id not in answered), None)
+    if missing is not None:
+        return _bad_input(f"No tool output found for function call {missing}.")
+    return None
 
 
 def _responses_part(block: dict[str, Any], path: str, in_tool_result: bool) -> FoundPart | None:
