@@ -269,3 +269,28 @@ class _Deadline:
 
     def remaining(self) -> float:
         return self.seconds
+
+
+def test_sync_evaluations_leave_no_redis_connection_behind(
+    redis_server: RedisServer, emu: ProviderEmulator
+) -> None:
+    """`evaluate()` runs on a private loop per call: a Redis client made on it is closed
+    with it (no socket left open, nothing complaining of a closed loop)."""
+    import gc
+    import os
+    import warnings
+
+    limiter = RedisLimiter(redis_server.url, namespace="sync", refresh=0.001)
+    runner = adapter(emu, limiter)
+    runner.evaluate(HELLO, session=Session())  # warm: the SDK's sync client and its pool
+    gc.collect()
+    before = len(os.listdir("/proc/self/fd"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        for _ in range(20):
+            assert runner.evaluate(HELLO, session=Session()).text == "ok"
+        gc.collect()
+    assert len(os.listdir("/proc/self/fd")) <= before + 2
+    clients = redis_server.command("CLIENT", "LIST").count(b"addr=") - 1  # less this one
+    assert clients <= 1
+    runner.close()
