@@ -11,9 +11,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ._common import Row, machine
+from .burst import burst
 from .fleet import fleet
 from .imports import import_time
-from .load import concurrency, throttling
+from .load import concurrency, stray_429s, throttling
 from .loops import loop_overhead, tool_heavy
 from .otel import otel_overhead
 from .streaming import streaming
@@ -39,6 +40,14 @@ def scenarios(quick: bool, repeat: int | None) -> dict[str, Callable[[], list[Ro
             rate=100.0,
             repeat=reps(3, 1),
         ),
+        "stray-429s": lambda: stray_429s(
+            loops=40 if quick else 200,
+            concurrency=20 if quick else 100,
+            share=0.05,
+            retry_after=0.05,
+            repeat=reps(3, 1),
+        ),
+        "burst": lambda: burst(streams=50 if quick else 200, repeat=reps(5, 1)),
         "tool-heavy": lambda: tool_heavy(reps(5, 1)),
         "otel": lambda: otel_overhead(
             loops=20 if quick else 200, repeat=reps(9, 1), warmup=5 if quick else 30

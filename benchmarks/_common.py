@@ -135,6 +135,16 @@ def run_json(args: Sequence[str], env: dict[str, str] | None = None) -> dict[str
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def peak_mib() -> float:
+    """This process's peak resident set, Linux's `VmHWM` (`ru_maxrss` would carry the
+    parent's peak over `fork` + `exec`)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
+    raise RuntimeError("no VmHWM in /proc/self/status (Linux only)")
+
+
 def machine() -> dict[str, str]:
     cpu = platform.processor() or platform.machine()
     try:

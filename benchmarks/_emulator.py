@@ -3,18 +3,28 @@
 Shapes: `loop` (a tool call, then a final answer once the request carries a tool result),
 `heavy` (rounds of 4 parallel tool calls until 200 results, then a final answer), `text`
 (a final answer at once), `stream` (a final answer of `--chunks` pieces of
-`--chunk-size` characters; streamed one piece per event when the request streams).
-`GET /__stats` answers the emulator's counters as JSON and `POST /__reset` clears them
-(the rate limiter's bucket refills on its own).
+`--chunk-size` characters; streamed one piece per event when the request streams,
+`--chunk-delay` seconds apart). `--stray-429 SHARE` answers that share of the requests,
+at random (seeded), with a 429 asking for `--stray-retry-after` seconds, with no rate
+limit behind it. `GET /__stats` answers the emulator's counters as JSON and
+`POST /__reset` clears them (the rate limiter's bucket refills on its own).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 from collections.abc import Callable
 
-from wink.testing import EmulatedRequest, EmulatedToolCall, ProviderEmulator, RateLimit, Turn
+from wink.testing import (
+    EmulatedRequest,
+    EmulatedToolCall,
+    Fault,
+    ProviderEmulator,
+    RateLimit,
+    Turn,
+)
 from wink.testing.server import RawRequest, Reply, serve_forever
 
 HEAVY_ROUNDS, HEAVY_WIDTH = 50, 4
@@ -57,11 +67,27 @@ def script_for(
     return {"loop": loop, "heavy": heavy, "text": text, "stream": stream}[shape]
 
 
+def with_stray_429s(
+    script: Callable[[EmulatedRequest], Turn], share: float, retry_after: float
+) -> Callable[[EmulatedRequest], Turn | Fault]:
+    """`script`, but `share` of the requests (at random, seeded) get a 429 instead."""
+    dice = random.Random(20)
+    refusal = Fault.rate_limit(retry_after)
+
+    def answer(request: EmulatedRequest) -> Turn | Fault:
+        return refusal if dice.random() < share else script(request)
+
+    return answer
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shape", choices=["loop", "heavy", "text", "stream"], default="loop")
     parser.add_argument("--chunks", type=int, default=2000, help="stream shape: events")
     parser.add_argument("--chunk-size", type=int, default=8, help="stream shape: characters")
+    parser.add_argument("--chunk-delay", type=float, default=0.0, help="stream shape: seconds")
+    parser.add_argument("--stray-429", type=float, default=0.0, help="share refused at random")
+    parser.add_argument("--stray-retry-after", type=float, default=0.05)
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--rate", type=float, default=0.0, help="requests/s; 0 = no limit")
     parser.add_argument("--burst", type=int, default=1)
@@ -70,9 +96,15 @@ def main() -> None:
     )
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
+    script: Callable[[EmulatedRequest], Turn | Fault] = script_for(
+        args.shape, args.chunks, args.chunk_size
+    )
+    if args.stray_429 > 0:
+        script = with_stray_429s(script, args.stray_429, args.stray_retry_after)
     emulator = ProviderEmulator(
-        script_for(args.shape, args.chunks, args.chunk_size),
+        script,
         stream_chunk_size=args.chunk_size,
+        stream_chunk_delay=args.chunk_delay,
         latency=args.latency,
         rate_limit=(
             RateLimit(args.rate, args.burst, headers=not args.no_rate_headers)

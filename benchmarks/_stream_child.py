@@ -13,13 +13,7 @@ import asyncio
 import json
 import sys
 
-
-def _peak_mib() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024  # kB
-    raise RuntimeError("no VmHWM in /proc/self/status (Linux only)")
+from ._common import peak_mib
 
 
 def main() -> None:
@@ -28,20 +22,20 @@ def main() -> None:
 
     if variant == "raw":
         client = raw_stream.sdk_client(provider, base_url, sync=True)
-        baseline = _peak_mib()
+        baseline = peak_mib()
         _, text = raw_stream.RAW_SYNC[provider](client)
     elif variant == "wink":
         adapter = raw_stream.wink_adapter(provider, base_url)
-        baseline = _peak_mib()
+        baseline = peak_mib()
         _, text = raw_stream.wink_sync(adapter)
     else:
         agent = raw_stream.pydantic_ai_agent(provider, base_url)
         if agent is None:
             print(json.dumps({"skipped": "pydantic-ai is not installed"}))
             return
-        baseline = _peak_mib()
+        baseline = peak_mib()
         _, text = asyncio.run(raw_stream.pydantic_ai_async(agent))
-    print(json.dumps({"peak_mib": _peak_mib(), "chars": len(text), "baseline_mib": baseline}))
+    print(json.dumps({"peak_mib": peak_mib(), "chars": len(text), "baseline_mib": baseline}))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Load: many concurrent loops, and a rate-limited provider.
+"""Load: many concurrent loops, a rate-limited provider, and stray 429s.
 
 Each side runs in its own child process (`python -m benchmarks.load SIDE ...`), so its
 peak RSS is its own and no state (connection pools, pacing) carries over between sides.
@@ -22,20 +22,31 @@ IDEAL_THROTTLED_SECONDS = 3.0
 # --- child side
 
 
+PATIENT_POLICY = {"max_attempts": 100, "initial_delay": 0.01, "max_delay": 1.0}
+
+
 async def _concurrency(side: str, base_url: str, loops: int, concurrency: int) -> dict[str, Any]:
-    from wink import Session, create_adapter
+    """`loops` tool loops, `concurrency` at a time, after as many to warm up. Sides:
+    `wink` (the default `RetryPolicy`), `wink-patient` (`PATIENT_POLICY`), `raw<N>` (the
+    raw async SDK with `max_retries=N`)."""
+    import urllib.request
+
+    from wink import RetryPolicy, Session, create_adapter
 
     from . import raw
 
     errors = 0
     gate = asyncio.Semaphore(concurrency)
-    if side == "wink":
-        adapter = create_adapter("openai:gpt-4.1", base_url=base_url, api_key="test-key-0123")
+    if side.startswith("wink"):
+        policy = RetryPolicy(**PATIENT_POLICY) if side == "wink-patient" else RetryPolicy()
+        adapter = create_adapter(
+            "openai:gpt-4.1", base_url=base_url, api_key="test-key-0123", retry_policy=policy
+        )
 
         async def one() -> Any:
             return await adapter.evaluate_async(raw.PROMPT, session=Session())
     else:
-        client = raw.sdk_client("openai", base_url, sync=False)
+        client = raw.sdk_client("openai", base_url, sync=False, max_retries=int(side[3:]))
 
         async def one() -> Any:
             return await raw.openai_async(client)
@@ -49,6 +60,9 @@ async def _concurrency(side: str, base_url: str, loops: int, concurrency: int) -
                 errors += 1
 
     await asyncio.gather(*(guarded() for _ in range(min(concurrency, loops))))  # warm
+    reset = urllib.request.Request(f"{base_url.removesuffix('/v1')}/__reset", method="POST")
+    await asyncio.to_thread(lambda: urllib.request.urlopen(reset).close())
+    errors = 0
     started = time.perf_counter()
     await asyncio.gather(*(guarded() for _ in range(loops)))
     wall = time.perf_counter() - started
@@ -67,7 +81,7 @@ async def _throttled(side: str, base_url: str, requests: int, concurrency: int) 
     gate = asyncio.Semaphore(concurrency)
     opened = contextlib.AsyncExitStack()
     if side.startswith("wink"):
-        policy = RetryPolicy(max_attempts=100, initial_delay=0.01, max_delay=1.0)
+        policy = RetryPolicy(**PATIENT_POLICY)
         adapter = await opened.enter_async_context(  # its client is built now, as the SDK's is
             create_adapter(
                 "openai:gpt-4.1", base_url=base_url, api_key="test-key-0123", retry_policy=policy
@@ -261,6 +275,72 @@ def throttling(requests: int, concurrency: int, rate: float, repeat: int) -> lis
             against=ideals,
             baseline=f"ideal {ideal:g} s",
             note=f"succeeded: {_per_run(raw2, 'ok')} of {requests}",
+        ),
+    ]
+
+
+def stray_429s(
+    loops: int, concurrency: int, share: float, retry_after: float, repeat: int
+) -> list[Row]:
+    """Tool loops against a provider with no rate limit that refuses `share` of the
+    requests at random with a 429 asking `retry_after`: wink should hold for each, and
+    never slow down for them. Against the same run without the 429s, and the raw SDK."""
+    runs: dict[str, list[dict[str, Any]]] = {
+        name: [] for name in ("wink clean", "wink stray", "raw clean", "raw stray")
+    }
+    stray = ("--stray-429", str(share), "--stray-retry-after", str(retry_after))
+    with emulator("--shape", "loop") as clean, emulator("--shape", "loop", *stray) as refusing:
+        servers = {"clean": clean, "stray": refusing}
+
+        def side(name: str) -> float:
+            who, which = name.split()
+            server = servers[which]
+            child = "wink-patient" if who == "wink" else "raw2"
+            args = [child, server.base_url("openai"), str(loops), str(concurrency)]
+            outcome = run_json(["-m", "benchmarks.load", "concurrency", *args])
+            answered: dict[str, int] = server.stats()["responses"]  # type: ignore[assignment]
+            outcome["throttled"] = float(answered.get("429", 0))
+            runs[name].append(outcome)
+            return outcome["wall"]
+
+        walls = interleave(repeat, {name: (lambda name=name: side(name)) for name in runs})
+    label = f"{loops} tool loops, concurrency {concurrency}"
+    stray_label = f"{share:.0%} of requests refused at random, retry-after {retry_after:g} s"
+
+    def note(name: str) -> str:
+        errors = _per_run(runs[name], "errors")
+        return f"429s: {_per_run(runs[name], 'throttled')}; failed: {errors}"
+
+    return [
+        row(
+            "stray 429s", f"raw async SDK, max_retries=2: {label}, no 429s", "s", walls["raw clean"]
+        ),
+        row(
+            "stray 429s",
+            f"raw async SDK, max_retries=2: {stray_label}",
+            "s",
+            walls["raw stray"],
+            against=walls["raw clean"],
+            baseline="the same without the 429s",
+            note=note("raw stray"),
+        ),
+        row(
+            "stray 429s",
+            f"wink async: {label}, no 429s",
+            "s",
+            walls["wink clean"],
+            against=walls["raw clean"],
+            baseline="raw async SDK, no 429s",
+        ),
+        row(
+            "stray 429s",
+            f"wink async: {stray_label}",
+            "s",
+            walls["wink stray"],
+            against=walls["wink clean"],
+            baseline="the same without the 429s",
+            target=2.0,
+            note=note("wink stray"),
         ),
     ]
 

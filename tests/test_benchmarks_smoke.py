@@ -114,3 +114,25 @@ def test_the_memory_child_reports_its_peak(stream_server: Emulator) -> None:
     )
     assert found["chars"] == 150
     assert found["peak_mib"] >= found["baseline_mib"] > 0
+
+
+def test_the_stray_429_children_finish_every_loop_through_the_429s() -> None:
+    stray = ("--stray-429", "0.3", "--stray-retry-after", "0.01")
+    with emulator("--shape", "loop", *stray) as server:
+        base_url = server.base_url("openai")
+        for side in ("wink-patient", "raw5"):
+            server.reset()
+            found = run_json(["-m", "benchmarks.load", "concurrency", side, base_url, "8", "4"])
+            assert found["errors"] == 0
+            assert found["wall"] > 0
+            answered = server.stats()["responses"]
+            assert answered["200"] == 16  # 8 tool loops of two requests, reset after warm-up
+            assert answered["429"] > 0  # type: ignore[operator]
+
+
+def test_the_burst_children_stream_every_answer(stream_server: Emulator) -> None:
+    for side in ("raw", "wink"):
+        found = run_json(["-m", "benchmarks.burst", side, stream_server.base_url("openai"), "6"])
+        assert found["errors"] == 0
+        assert 0 < found["ttft_p50"] <= found["ttft_p99"] <= found["wall"]
+        assert found["peak_rss_mib"] > 0

@@ -53,9 +53,9 @@ STDLIB_ALLOWED = frozenset({"sys._getframe", "getattr(sys, '_getframe', None)"})
 # A wink object's private member used by another instance of its class, through a local.
 OWN_OBJECTS = frozenset(
     {
-        # a RedisLimiter's pacer runs its script through the limiter that made it
-        "wink/core/throttling/redis.py: self._limiter._run",
         # ResourceRegistry.merge fills the new registry from both registries' bindings
+        # a RedisLimiter's store runs its script through the limiter that made it
+        "wink/core/throttling/redis.py: self._limiter._run",
         "wink/core/prompting/resources.py: incoming._bindings",
         "wink/core/prompting/resources.py: merged._bindings",
         # a child ResourceScope shares its parent's resolution stack

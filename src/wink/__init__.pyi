@@ -128,7 +128,6 @@ from .core.foundation.transcript import (
 from .core.prompting.prompt import (
     MarkdownSection as MarkdownSection,
     Prompt as Prompt,
-    apply_visibility as apply_visibility,
 )
 from .core.prompting.resources import (
     ResourceBinding as ResourceBinding,
@@ -141,6 +140,7 @@ from .core.prompting.tools import (
     Tool as Tool,
     ToolContext as ToolContext,
 )
+from .core.prompting.visibility import apply_visibility as apply_visibility
 from .core.telemetry.log import (
     configure_logging as configure_logging,
 )

@@ -4,7 +4,6 @@ the adapters that share a limiter; and the emulator without rate-limit headers."
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 
 import httpx
 import pytest
@@ -70,13 +69,6 @@ async def test_adapters_sharing_a_limiter_share_the_throttle_window() -> None:
         arrivals = [request.received_at for request in emu.requests]
     assert emu.stats.responses == {200: 2, 429: 1}
     assert arrivals[2] >= arrivals[0] + 0.3  # the second adapter waited out the window too
-
-
-async def test_a_retry_after_may_come_as_a_timedelta() -> None:
-    pacer = RequestPacer(initial_window=0)
-    await pacer.on_throttle(timedelta(milliseconds=250))
-    assert pacer.state()[1] > 0.2
-    assert pacer.interval == pytest.approx(0.25)
 
 
 def test_the_emulator_can_send_no_rate_limit_headers() -> None:

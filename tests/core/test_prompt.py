@@ -25,15 +25,17 @@ from wink.core.prompting.prompt import (
     MarkdownSection,
     OpenSectionsParams,
     Prompt,
-    SetVisibility,
-    VisibilityOverrides,
-    apply_visibility,
     parse_output,
-    reduce_visibility,
 )
 from wink.core.prompting.resources import ResourceBinding, ResourceScope
 from wink.core.prompting.session import Session
 from wink.core.prompting.tools import Tool, ToolContext
+from wink.core.prompting.visibility import (
+    SetVisibility,
+    VisibilityOverrides,
+    apply_visibility,
+    reduce_visibility,
+)
 
 
 @dataclass(frozen=True)

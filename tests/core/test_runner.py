@@ -11,6 +11,7 @@ import asyncio
 import json
 import socket
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
@@ -19,7 +20,7 @@ import pytest
 
 from tests.helpers.adapters import KEY, make_adapter
 from tests.helpers.prompts import HELLO, make_prompt
-from tests.helpers.throttling import fake_pacer, throttled
+from tests.helpers.throttling import fake_pacer, throttle, throttled
 from wink import (
     Deadline,
     DeadlineExceededError,
@@ -30,9 +31,9 @@ from wink import (
     create_adapter,
 )
 from wink.core.foundation.messages import ModelRequest, ModelResponse, RateLimitInfo, UserMessage
-from wink.core.throttling.pacing import RequestPacer
-from wink.core.transport.runner import Runner
-from wink.testing import Fault, ProviderEmulator
+from wink.core.throttling.pacing import Permit, RequestPacer
+from wink.core.transport.runner import OnOpen, Runner
+from wink.testing import Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter
 
 Exchange = Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -54,25 +55,35 @@ def answering(outcome: ModelResponse | BaseException, calls: list[ModelRequest])
     return exchange
 
 
-class StandIn:
-    """An exchange that answers through `exchange` and does not stream."""
+Streamed = Callable[[ModelRequest, OnOpen], Awaitable[ModelResponse]]
 
-    def __init__(self, exchange: Exchange) -> None:
+
+class StandIn:
+    """An exchange that answers through `exchange`, or streams through `streamed`."""
+
+    def __init__(self, exchange: Exchange, streamed: Streamed | None = None) -> None:
         self.exchange = exchange
+        self.streamed = streamed
 
     async def request(self, request: ModelRequest, transport: object) -> ModelResponse:
         return await self.exchange(request)
 
-    async def stream(self, request: ModelRequest, transport: object, sink: object) -> ModelResponse:
-        raise AssertionError("these tests do not stream")
+    async def stream(
+        self, request: ModelRequest, transport: object, sink: object, opened: OnOpen
+    ) -> ModelResponse:
+        assert self.streamed is not None, "this test does not stream"
+        return await self.streamed(request, opened)
 
 
 def runner(
-    exchange: Exchange, pacer: RequestPacer | None = None, policy: RetryPolicy | None = None
+    exchange: Exchange,
+    pacer: RequestPacer | None = None,
+    policy: RetryPolicy | None = None,
+    streamed: Streamed | None = None,
 ) -> Runner:
     return Runner(
         "test:model",
-        StandIn(exchange),
+        StandIn(exchange, streamed),
         lambda sent: NO_TRANSPORT,
         system="test",
         pacer=pacer or RequestPacer(),
@@ -151,7 +162,7 @@ async def test_a_wink_error_passes_through_untouched() -> None:
 
 async def test_a_window_that_outlasts_the_deadline_is_refused_unsent() -> None:
     pacer, clock = fake_pacer()
-    pacer.throttled(10.0)
+    await throttle(pacer, clock, 10.0)
     calls: list[ModelRequest] = []
     with pytest.raises(DeadlineExceededError, match="outlasts the deadline"):
         await runner(answering(ModelResponse(text="ok"), calls), pacer).request(
@@ -176,6 +187,46 @@ async def test_a_timeout_of_the_exchange_itself_is_not_the_deadline() -> None:
         await runner(answering(TimeoutError("socket"), [])).request(request(Deadline(30.0)))
     assert not isinstance(info.value, DeadlineExceededError)
     assert info.value.phase == "response"
+
+
+class CountingPacer(RequestPacer):
+    """A pacer that counts the answers it is told of."""
+
+    answers = 0
+
+    async def on_response(self, permit: Permit, info: RateLimitInfo | None) -> None:
+        self.answers += 1
+        await super().on_response(permit, info)
+
+
+async def test_a_stream_is_reported_to_the_pacer_at_its_head_and_only_then() -> None:
+    # a cold pacer lets one request out; the second goes as soon as the first stream's
+    # head is in, not when its body ends
+    pacer = CountingPacer(initial_window=1)
+    body_may_end = asyncio.Event()
+    opened_streams = 0
+
+    async def streamed(sent: ModelRequest, opened: OnOpen) -> ModelResponse:
+        nonlocal opened_streams
+        await opened(None)  # the response head
+        opened_streams += 1
+        await body_may_end.wait()  # the body
+        return ModelResponse(text="ok")
+
+    streaming = runner(answering(ModelResponse(text="ok"), []), pacer, None, streamed)
+    sink: Any = None  # the stand-in exchange sends no events
+    tasks = [asyncio.create_task(streaming.stream(request(), sink)) for _ in range(2)]
+    await settle()
+    assert opened_streams == 2  # both open while the first body is still streaming
+    assert pacer.answers == 2
+    body_may_end.set()
+    assert [(await task).text for task in tasks] == ["ok", "ok"]
+    assert pacer.answers == 2  # told once each, at the head: not again at the end
+
+
+async def settle() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
 
 
 def test_the_runner_is_named_and_redacts_its_adapters_secrets() -> None:
@@ -274,3 +325,29 @@ def test_a_huge_retry_after_holds_the_adapter_no_longer_than_the_policy_cap(
     response = adapter.evaluate(HELLO, session=Session(), deadline=Deadline(5))
     assert response.text == "ok"
     adapter.close()
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "google"])
+async def test_a_burst_of_streams_all_opens_before_the_first_one_ends(
+    provider: str, provider_emulator_factory: Callable[..., ProviderEmulator]
+) -> None:
+    # 12 streams at once on a cold adapter (4 out, one more per success): each head
+    # counts as a success, so all 12 are sent within a few round trips, while each body
+    # takes half a second
+    emu = provider_emulator_factory(
+        default_turn=Turn.text("x" * 40), stream_chunk_size=4, stream_chunk_delay=0.05
+    )
+    adapter = make_adapter(provider, emu)
+    ended: list[float] = []
+
+    async def one() -> None:
+        async with adapter.stream_async(HELLO, session=Session()) as stream:
+            async for _ in stream:
+                pass
+        ended.append(time.time())
+
+    await asyncio.gather(*(one() for _ in range(12)))
+    await adapter.aclose()
+    arrivals = [recorded.received_at for recorded in emu.requests]
+    assert len(arrivals) == 12
+    assert max(arrivals) < min(ended)

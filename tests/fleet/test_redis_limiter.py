@@ -5,10 +5,12 @@ connections and its own local pacer); `test_fleet_processes.py` runs real proces
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import math
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -23,8 +25,9 @@ from wink import (
     create_adapter,
 )
 from wink.adapters.base import ProviderAdapter
-from wink.core.throttling import pacing
-from wink.core.throttling.redis import RedisPacer
+from wink.core.throttling.pace_store import PaceChange
+from wink.core.throttling.pacing import Permit
+from wink.core.throttling.redis import RedisStore
 from wink.testing import Fault, ProviderEmulator, RateLimit, Turn
 from wink.testing.redis_server import RedisServer
 
@@ -149,28 +152,27 @@ async def test_a_throttle_in_one_process_holds_the_other(
     # the other process knew nothing by itself; Redis told it to hold until the window ended
     assert emu.requests[-1].received_at >= throttled_at + 0.3
     other = elsewhere.pacer(KEY)  # another namespace (another API key) is not held
-    assert await other.acquire()
-    assert other.local.state() == (0.0, 0.0)
+    permit = await other.acquire()
+    assert permit is not None
+    assert not permit.paced
+    assert other.interval == 0.0
     assert redis_server.keys() == [f"wink:limiter:team:{KEY}"]
 
 
 async def test_two_processes_never_take_the_same_slot(redis_server: RedisServer) -> None:
-    one = RedisLimiter(redis_server.url, namespace="slots").pacer(KEY)
-    two = RedisLimiter(redis_server.url, namespace="slots").pacer(KEY)
-    await one.on_throttle(0.02)  # the fleet now spaces requests 20 ms apart
-    gaps: list[float | None] = []
-
-    async def take(pacer: RedisPacer) -> None:
-        assert await pacer.acquire()
-        release = pacing._released.get()
-        assert release is not None
-        gaps.append(release.gap)
-
-    await asyncio.gather(*(take(pacer) for pacer in (one, two) for _ in range(10)))
-    known = [gap for gap in gaps if gap is not None]
-    assert len(known) >= 19  # every slot but the first knows the one before it
-    # Redis's own clock: no two releases closer than the interval, whichever process
-    assert min(known) >= 0.02
+    one, two = (
+        RedisStore(RedisLimiter(redis_server.url, namespace="slots"), f"slots:{KEY}")
+        for _ in range(2)
+    )
+    await one.apply(PaceChange(floor=0.02, urgent=True))  # the fleet now spaces by 20 ms
+    bookings = await asyncio.gather(*(store.book(60.0) for store in (one, two) for _ in range(10)))
+    # a slot is `mark` on Redis's clock (nothing held, nothing shifted): 20 distinct
+    # slots, one interval apart, whichever process booked them
+    slots = sorted(booking.mark for booking in bookings if booking.wait)
+    assert len(slots) == 19  # the first went at once
+    gaps = [later - earlier for earlier, later in itertools.pairwise(slots)]
+    assert min(gaps) == pytest.approx(0.02)
+    assert max(gaps) == pytest.approx(0.02)
 
 
 async def test_redis_down_at_start_paces_in_process_and_warns_once(
@@ -249,16 +251,16 @@ async def test_a_frozen_redis_times_out_and_the_evaluation_goes_on(
 
 async def test_a_restarted_redis_learns_what_the_fleet_knew(redis_server: RedisServer) -> None:
     knows = RedisLimiter(redis_server.url, namespace="seed", retry_every=0.0).pacer(KEY)
-    await knows.on_throttle(30.0)  # a long window: the fleet holds
+    await knows.on_throttle(Permit(time.monotonic()), 30.0)  # a long window: the fleet holds
     redis_server.stop()
     redis_server.start()  # empty
-    await knows.on_throttle(None)  # finds its old connection dead: Redis restarted...
-    await knows.on_throttle(None)  # ...so this step connects again, finds no key, seeds it
+    late = Permit(time.monotonic())
+    await knows.on_throttle(late, None)  # finds its old connection dead: Redis restarted...
+    await knows.on_throttle(late, None)  # ...so this step connects again, finds no key, seeds it
     newcomer = RedisLimiter(redis_server.url, namespace="seed").pacer(KEY)
-    assert not await newcomer.acquire(_Deadline(1.0))  # held: the window outlasts the deadline
-    interval, held = newcomer.local.state()
-    assert held > 25.0
-    assert interval >= 0.05
+    assert await newcomer.acquire(_Deadline(1.0)) is None  # held past the deadline
+    assert await newcomer.acquire(_Deadline(29.0)) is None  # by the window from before
+    assert redis_server.keys() == [f"wink:limiter:seed:{KEY}"]
 
 
 class _Deadline:
@@ -267,3 +269,28 @@ class _Deadline:
 
     def remaining(self) -> float:
         return self.seconds
+
+
+def test_sync_evaluations_leave_no_redis_connection_behind(
+    redis_server: RedisServer, emu: ProviderEmulator
+) -> None:
+    """`evaluate()` runs on a private loop per call: a Redis client made on it is closed
+    with it (no socket left open, nothing complaining of a closed loop)."""
+    import gc
+    import os
+    import warnings
+
+    limiter = RedisLimiter(redis_server.url, namespace="sync", refresh=0.001)
+    runner = adapter(emu, limiter)
+    runner.evaluate(HELLO, session=Session())  # warm: the SDK's sync client and its pool
+    gc.collect()
+    before = len(os.listdir("/proc/self/fd"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        for _ in range(20):
+            assert runner.evaluate(HELLO, session=Session()).text == "ok"
+        gc.collect()
+    assert len(os.listdir("/proc/self/fd")) <= before + 2
+    clients = redis_server.command("CLIENT", "LIST").count(b"addr=") - 1  # less this one
+    assert clients <= 1
+    runner.close()

@@ -1,5 +1,6 @@
 """Throttles and a deadline to drive the retry policy, its tenacity strategies and the
-pacer with, without a provider or a real clock."""
+pacer with, without a provider or a real clock; and the provider models the pacing
+simulations run against (a token bucket, stray 429s, a server of limited speed)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from tenacity import AsyncRetrying, RetryCallState
 
 from wink.core.foundation.errors import ThrottleDetails, ThrottleError, ThrottleKind
-from wink.core.throttling.pacing import RequestPacer
+from wink.core.throttling.pacing import Permit, RequestPacer
 from wink.core.throttling.retry import RetryPolicy
 
 
@@ -81,6 +82,11 @@ def fake_pacer() -> tuple[RequestPacer, FakeClock]:
     return RequestPacer(clock=clock, sleep=clock.sleep, initial_window=0), clock  # no cold start
 
 
+async def throttle(pacer: RequestPacer, clock: FakeClock, retry_after: float | None) -> None:
+    """Report a 429 for a request that went just now (and was not paced)."""
+    await pacer.on_throttle(Permit(clock.now), retry_after)
+
+
 class _VirtualSelector(selectors.DefaultSelector):
     """Never blocks: a wait for a timer moves the virtual clock to it instead."""
 
@@ -109,16 +115,11 @@ def virtual_time_loop(seed: int) -> Generator[asyncio.AbstractEventLoop]:
         loop.close()
 
 
-def run_jobs(
-    loop: asyncio.AbstractEventLoop,
-    policy: RetryPolicy,
-    request: Callable[[], Awaitable[None]],
-    *,
-    jobs: int = 300,
-    workers: int = 50,
-) -> tuple[float, int]:
-    """(the loop's time when done, requests that failed): `jobs` requests sent by
-    `workers` concurrent workers, each request retried by `policy`."""
+async def work_through(
+    policy: RetryPolicy, request: Callable[[], Awaitable[None]], *, jobs: int, workers: int
+) -> int:
+    """Send `jobs` requests from `workers` concurrent workers, each request retried by
+    `policy`; the number that failed."""
     pending = iter(range(jobs))
     failed = 0
 
@@ -130,8 +131,22 @@ def run_jobs(
             except ThrottleError:
                 failed += 1
 
-    async def run_all() -> float:
-        await asyncio.gather(*(worker() for _ in range(workers)))
-        return loop.time()
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return failed
 
-    return loop.run_until_complete(run_all()), failed
+
+def run_jobs(
+    loop: asyncio.AbstractEventLoop,
+    policy: RetryPolicy,
+    request: Callable[[], Awaitable[None]],
+    *,
+    jobs: int = 300,
+    workers: int = 50,
+) -> tuple[float, int]:
+    """(the loop's time when done, requests that failed): `work_through` on `loop`."""
+
+    async def run_all() -> tuple[float, int]:
+        failed = await work_through(policy, request, jobs=jobs, workers=workers)
+        return loop.time(), failed
+
+    return loop.run_until_complete(run_all())

@@ -17,7 +17,7 @@ from ..core.foundation.events import EventSink
 from ..core.foundation.messages import ModelRequest, ModelResponse, ToolCall, Usage
 from ..core.transport.decoding import events_of
 from ..core.transport.http import EncodedRequest, HttpCalls, Transport, WireRequest
-from ..core.transport.runner import Exchanging
+from ..core.transport.runner import Exchanging, OnOpen
 from ..providers.base import Provider
 
 __all__ = ["Scripted", "ScriptedAdapter", "call", "final", "tool_turn"]
@@ -147,7 +147,11 @@ class _ScriptExchange:
         return step
 
     async def stream(
-        self, request: ModelRequest, transport: Transport, sink: EventSink
+        self,
+        request: ModelRequest,
+        transport: Transport,
+        sink: EventSink,
+        opened: OnOpen | None = None,
     ) -> ModelResponse:
         response = await self.request(request, transport)
         await sink.send(events_of(response))

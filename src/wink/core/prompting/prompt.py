@@ -22,12 +22,10 @@ import dataclasses
 import functools
 import re
 import textwrap
-import threading
-import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from string import Template
-from typing import TYPE_CHECKING, Any, Generic, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Generic, cast
 
 from pydantic import TypeAdapter
 from typing_extensions import TypeVar
@@ -45,6 +43,13 @@ from ..foundation.results import ToolResult
 from .resources import ResourceBinding, ResourceFactory, ResourceRegistry
 from .sources import ToolSource
 from .tools import Tool, ToolContext, inline_schema_refs, is_model_type
+from .visibility import (
+    SectionPath,
+    Visibility,
+    VisibilityOverrides,
+    check_overrides,
+    check_session,
+)
 
 OutputT = TypeVar("OutputT", default=None)  # a prompt without output_type gives None
 
@@ -57,24 +62,14 @@ __all__ = [
     "OpenSectionsParams",
     "Prompt",
     "RenderedPrompt",
-    "SectionPath",
-    "SetVisibility",
-    "Visibility",
-    "VisibilityOverrides",
-    "apply_visibility",
     "parse_output",
-    "reduce_visibility",
 ]
-
-Visibility = Literal["full", "summary"]
-SectionPath = tuple[str, ...]
 
 OPEN_SECTIONS_TOOL = "open_sections"
 
 _SECTION_KEY = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _JSON_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n?[ \t]*```\s*$", re.DOTALL)
-_VISIBILITIES: tuple[str, ...] = get_args(Visibility)
 _MAX_HEADING_DEPTH = 6
 
 
@@ -94,97 +89,6 @@ def _is_dataclass_type(value: object) -> bool:
 def _as_type(value: object) -> type[Any] | None:
     """`value` when it is a class, for error fields that name a type."""
     return value if isinstance(value, type) else None
-
-
-# --- visibility state (a session slice)
-
-
-def _check_overrides(overrides: Mapping[Any, Any]) -> dict[SectionPath, Visibility]:
-    if not isinstance(cast(object, overrides), Mapping):
-        raise PromptValidationError(
-            "visibility overrides are a mapping {('guide', 'details'): 'full'}, "
-            f"got {kind_of(overrides)}"
-        )
-    checked: dict[SectionPath, Visibility] = {}
-    for key, visibility in overrides.items():
-        parts = cast(tuple[object, ...], key) if isinstance(key, tuple) else ()
-        if not parts or not all(isinstance(part, str) for part in parts):
-            raise PromptValidationError(
-                f"visibility override keys are section paths like ('guide', 'details'); got {key!r}"
-            )
-        path = cast(SectionPath, parts)
-        if visibility not in _VISIBILITIES:
-            raise PromptValidationError(
-                f"visibility must be 'full' or 'summary', got {visibility!r}",
-                section_path=path,
-            )
-        checked[path] = visibility
-    return checked
-
-
-@dataclass(frozen=True)
-class VisibilityOverrides:
-    """The session slice saying which sections are open ("full") or closed ("summary").
-
-    Read it with `session.get(VisibilityOverrides, None)`; change it with
-    `apply_visibility`. The mapping is a private copy and is never mutated.
-    """
-
-    overrides: Mapping[SectionPath, Visibility] = field(
-        default_factory=lambda: dict[SectionPath, Visibility]()
-    )
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "overrides", _check_overrides(self.overrides))
-
-
-@dataclass(frozen=True)
-class SetVisibility:
-    """Event: show these sections in full (or summarized) from now on."""
-
-    overrides: Mapping[SectionPath, Visibility]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "overrides", _check_overrides(self.overrides))
-
-
-def reduce_visibility(
-    current: VisibilityOverrides | None, event: SetVisibility
-) -> VisibilityOverrides:
-    """Fold a `SetVisibility` into the slice; later overrides of a path win."""
-    merged: dict[SectionPath, Visibility] = {}
-    if current is not None:
-        merged.update(current.overrides)
-    merged.update(event.overrides)
-    return VisibilityOverrides(merged)
-
-
-_sessions_with_reducer: weakref.WeakSet[object] = weakref.WeakSet()
-_registration_lock = threading.Lock()
-
-
-def apply_visibility(session: Session, overrides: Mapping[SectionPath, Visibility]) -> None:
-    """Record overrides in the session so the next render of any prompt honours them.
-
-    Registers `reduce_visibility` on the session the first time it is used there.
-    """
-    _check_session(session, "register_reducer", "dispatch")
-    event = SetVisibility(overrides)
-    with _registration_lock:
-        if session not in _sessions_with_reducer:
-            session.register_reducer(
-                SetVisibility, reduce_visibility, slice_type=VisibilityOverrides
-            )
-            _sessions_with_reducer.add(session)
-    session.dispatch(event)
-
-
-def _check_session(session: object, *methods: str) -> None:
-    """Anything with the session methods used here (a `Session`, or a test's stand-in)."""
-    if not all(callable(getattr(session, method, None)) for method in methods):
-        raise InvalidArgumentError(
-            f"session must be a wink Session, got {kind_of(session)}", argument="session"
-        )
 
 
 # --- sections
@@ -590,11 +494,11 @@ class Prompt(Generic[OutputT]):
         """
         visibility: dict[SectionPath, Visibility] = {}
         if session is not None:
-            _check_session(session, "get")
+            check_session(session, "get")
             state = session.get(VisibilityOverrides, None)
             if state is not None:
                 visibility.update(state.overrides)
-        visibility.update(_check_overrides(overrides or {}))
+        visibility.update(check_overrides(overrides or {}))
         values = {path: self._values(path, section) for path, section in _walk(self.sections)}
         result = _Render(visibility, values)
         for section in self.sections:

@@ -1,8 +1,9 @@
 """The limiter: where what an adapter learns about a provider's limit lives.
 
-The throttle window and the pacer's state live behind one interface: in-process by
-default (`InProcessLimiter`), in Redis for a fleet of processes (`wink.RedisLimiter`).
-The adapter, and the loop above it, do not know which.
+Both limiters hand out the same pacer (`RequestPacer`, one algorithm) over a different
+store of the pace: in-process by default (`InProcessLimiter`, a `MemoryStore`), in Redis
+for a fleet of processes (`wink.RedisLimiter`). The adapter, and the loop above it, do
+not know which.
 """
 
 from __future__ import annotations
@@ -14,31 +15,27 @@ from typing import Protocol
 
 from ..foundation.errors import ConfigurationError
 from ..foundation.messages import RateLimitInfo
-from .pacing import RequestPacer
+from .pacing import Permit, RequestPacer
 from .retry import HasRemaining
 
 __all__ = ["InProcessLimiter", "Limiter", "Pacer", "check_key"]
 
 
 class Pacer(Protocol):
-    """One key's pacing, as an adapter uses it around each request.
+    """One key's pacing, as the runner uses it around each request.
 
-    `if not pacer.idle: await pacer.acquire(deadline)` before sending (False: the wait
-    would outlast the deadline, do not send); then, from the same task, `on_throttle`
-    after a rate-limit 429 or `on_response` with the answer's rate-limit headers (None
-    when it had none).
+    `permit = await pacer.acquire(deadline)` before sending (None: the wait would
+    outlast the deadline, do not send); then `on_response(permit, info)` when the
+    provider answered (its rate-limit headers, None when it sent none; for a stream, at
+    the response head), or `on_throttle(permit, retry_after)` after a rate-limit 429.
+    The permit carries what the answer is judged against; no task-local state.
     """
 
-    @property
-    def idle(self) -> bool:
-        """True when `acquire` would return at once; reading it costs next to nothing."""
-        ...
+    async def acquire(self, deadline: HasRemaining | None = None) -> Permit | None: ...
 
-    async def acquire(self, deadline: HasRemaining | None = None) -> bool: ...
+    async def on_response(self, permit: Permit, info: RateLimitInfo | None) -> None: ...
 
-    async def on_throttle(self, retry_after: float | timedelta | None) -> None: ...
-
-    async def on_response(self, info: RateLimitInfo | None) -> None: ...
+    async def on_throttle(self, permit: Permit, retry_after: float | timedelta | None) -> None: ...
 
 
 class Limiter(ABC):
@@ -63,7 +60,8 @@ def check_key(key: object) -> None:
 
 
 class InProcessLimiter(Limiter):
-    """The default: pacing state in this process, one `RequestPacer` per key.
+    """The default: pacing state in this process, one `RequestPacer` per key (over a
+    `MemoryStore`).
 
     Every adapter gets its own unless you pass one `InProcessLimiter` to several (for
     example two adapters on the same API key and model in one process).

@@ -1,7 +1,10 @@
-"""`RequestPacer`: spaces one provider key's requests while the provider is throttling.
+"""Pacing: what a provider's answers mean for the pace, and the pacer that applies it.
 
-The in-process pacer, and the learner every limiter shares (`wink.core.throttling.limiter`): a
-Redis limiter runs one per process too, to learn from its answers and to fall back on.
+Written once for every limiter. `PaceLearner` is a small pure state machine: from each
+answer (a success with or without rate-limit headers, a 429 and its `retry-after`) it
+decides a `PaceChange`. `RequestPacer` runs it around each request, over a pace store
+(`wink.core.throttling.pace_store`): `MemoryStore` in this process, or Redis for a fleet
+(`wink.core.throttling.redis`), which hold the same three numbers with the same semantics.
 """
 
 from __future__ import annotations
@@ -11,78 +14,33 @@ import math
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Literal, cast
 
 from ..foundation.messages import RateLimitInfo
 from .cold_start import ColdStart
+from .pace_store import MemoryStore, PaceChange, PaceState, PaceStore
 from .retry import HasRemaining
 
-__all__ = [
-    "FORGET_AFTER",
-    "FORGET_INTERVALS",
-    "MIN_INTERVAL",
-    "RELAX",
-    "SETTLE",
-    "PaceOp",
-    "RequestPacer",
-    "as_seconds",
-]
+__all__ = ["PaceLearner", "Permit", "RequestPacer", "as_seconds"]
 
-_LOW_FRACTION = 0.25  # remaining <= max(1, limit/4): the allowance is nearly spent, pace
-_PLENTY_FRACTION = 0.5  # remaining >= limit/2 (and >= 2): no need to pace, relax
-RELAX = 0.5  # each relaxed response halves the interval
-SETTLE = 0.9  # a smaller sample lowers the interval gently (reset values are rounded)
-MIN_INTERVAL = 1e-4  # below this, spacing requests is pointless: stop pacing
-_MAX_INTERVAL = 60.0
-_THROTTLE_INTERVAL_CAP = 1.0  # a long retry-after holds everyone; it does not space them
-_UNKNOWN_WAIT = 0.5  # a throttle that did not say how long: hold everyone this long
-_UNKNOWN_INTERVAL = 0.05
-FORGET_AFTER = 5.0  # pacing that nothing has confirmed for this long is dropped...
-FORGET_INTERVALS = 20.0  # ...or for this many intervals, if that is longer
-_MARGIN_MIN, _MARGIN_MAX, _MARGIN_STEP, _MARGIN_EASE = 0.05, 0.5, 0.04, 0.0005
-_RTT_DRIFT = 0.01  # how fast the round-trip baseline follows a slower network
-_PROBE = 0.002  # a paced success without rate headers shortens the interval by this fraction
-_BACKOFF_MIN, _BACKOFF_MAX = 0.05, 0.10  # and a paced throttle lengthens it by this much
-_INITIAL_WINDOW = 4  # a cold pacer lets this many requests out before any answer
-_MAX_OPS = 64  # changes kept for a shared limiter that has not taken them
+# The tuning, each constant once.
+RECENT = 8  # answers: the learner's memory (its averages move 1/RECENT per answer)
+FREQUENT = 0.2  # 429s at least this share of recent answers: the pace may be too fast
+PROBE = 0.002  # a paced success without rate headers shortens the interval by this share
+BACKOFF = 1.1  # a 429 of a rate limit lengthens the interval by this factor, once a round
+UNKNOWN_WAIT = 0.5  # seconds to hold everyone after a 429 that did not say how long...
+UNKNOWN_REFILL = 0.05  # ...and the refill it is taken to mean, if pacing starts
+SPACING_CAP = 1.0  # seconds: a longer retry-after holds everyone, but spaces them this much
+SHORTEST_INTERVAL = 1e-4  # seconds: spacing requests closer than this is not pacing
+LONGEST_INTERVAL = 60.0  # seconds: a longer spacing from headers is a broken header
+LOW, PLENTY = 0.25, 0.5  # shares of the limit left: pace when low, stop when plenty
+SETTLE = 0.9  # a header's smaller interval is taken gently (resets are rounded)
+RTT_DRIFT = 0.01  # how fast the fastest round trip follows a slower network
+INITIAL_WINDOW = 4  # requests a cold pacer lets out before any answer
 
-PaceOpKind = Literal["hold", "settle", "relax", "scale", "backoff", "follow"]
-
-
-@dataclass(frozen=True, slots=True)
-class PaceOp:
-    """One change a pacer made to the state a fleet shares (the interval, the hold).
-
-    `hold`: hold everyone `value` seconds, interval at least `floor`; `settle`: a rate
-    header's sample interval `value`; `relax`: halve the interval; `scale`: multiply it by
-    `value`; `backoff`: multiply it by `value` unless a backoff came after `at` (when the
-    throttled request was let go, on the shared clock); `follow`: let nothing go before
-    `at + value` (the next refill after a late arrival). A Redis limiter replays these on
-    the shared state (see `redis_limiter`).
-    """
-
-    kind: PaceOpKind
-    value: float = 0.0
-    floor: float = 0.0
-    at: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class _Release:
-    """How this task's request was let go; read once by the answer's report."""
-
-    pacer: RequestPacer
-    at: float  # the pacer's clock when it went
-    gap: float | None  # seconds since the request let go before it, if known
-    paced: bool  # let go by pacing (not by the cold start's window)
-    ticket: int | None  # the cold start's count of requests in flight
-    shared_at: float | None = None  # when, on a shared limiter's clock
-
-
-_released: ContextVar[_Release | None] = ContextVar("wink_pacer_released", default=None)
+STOP = PaceChange(factor=0.0, urgent=True)
+_LATE = -1  # no cold start ticket: the deadline came first (tickets count from 1)
 
 
 def as_seconds(value: float | timedelta | None) -> float | None:
@@ -90,86 +48,179 @@ def as_seconds(value: float | timedelta | None) -> float | None:
     return value.total_seconds() if isinstance(value, timedelta) else value
 
 
+@dataclass(frozen=True, slots=True)
+class Permit:
+    """One request let go by a pacer; hand it back with its answer (`on_response`,
+    `on_throttle`). `at`: when it went, on the pacer's clock; `paced`: the pace spaced
+    it (its answer says whether the interval holds); `ticket`: its place in the cold
+    start's window."""
+
+    at: float
+    paced: bool = False
+    ticket: int | None = None
+
+
+class PaceLearner:
+    """What each answer means for the pace. Pure: no clock, no lock, no I/O.
+
+    * **Every 429 holds** everyone for its `retry-after` (`UNKNOWN_WAIT` if unsaid).
+    * **Only a rate limit's 429s slow the pace.** A rate limit's `retry-after` points at
+      its next refill, which cannot be further away than the time between the successes
+      it has been granting: a longer one is a stray, and only holds. Pacing starts when
+      such 429s are frequent (at least `FREQUENT` of the recent answers; a stray does
+      not come back), at the longest recent `retry-after` (about one refill), never
+      slower than the provider has been answering nor than `SPACING_CAP`. While pacing,
+      a rate limit's 429 lengthens the interval by `BACKOFF`, once per round (a request
+      sent before the last backoff says nothing of the new interval). A 429 that does
+      not say how long counts when frequent.
+    * **Without rate headers, successes probe.** Each paced success shortens the interval
+      by `PROBE` (additive increase of the rate, the backoff being the multiplicative
+      decrease); below `SHORTEST_INTERVAL` pacing stops.
+    * **Rate headers set the pace.** With the allowance low (at most `LOW` of the limit
+      left) the provider refills one request every `reset / (limit - remaining)`: that is
+      the interval. With `PLENTY` left there is no need to pace: pacing stops.
+    * **The refill clock starts at arrival.** After a paced success (headerless) or an
+      empty allowance, the next request waits one interval after this one *arrived*:
+      an answer slower than the fastest may have arrived late by the difference.
+    """
+
+    def __init__(self) -> None:
+        self.throttled_share = 0.0  # recent 429s' share of answers
+        self.success_gap = math.inf  # recent mean seconds between two successes
+        self.longest_wait = 0.0  # the longest recent retry-after: about one refill
+        self.fastest = math.inf  # the fastest recent round trip
+        self.headers = False  # the provider reports its allowance
+        self._last_success = -math.inf
+        self._backed_off_at = -math.inf
+
+    def __repr__(self) -> str:
+        return (
+            f"PaceLearner(throttled_share={self.throttled_share:.3f}, "
+            f"success_gap={self.success_gap:.6f}, headers={self.headers})"
+        )
+
+    def throttled(
+        self, permit: Permit, retry_after: float | None, now: float, interval: float
+    ) -> PaceChange:
+        """A 429 for `permit`'s request, the pace being `interval`: the change."""
+        self.throttled_share += (1.0 - self.throttled_share) / RECENT
+        self.longest_wait -= self.longest_wait / RECENT
+        frequent = self.throttled_share >= FREQUENT
+        if retry_after is None or not math.isfinite(retry_after) or retry_after < 0:
+            wait, of_a_limit, refill = UNKNOWN_WAIT, frequent, UNKNOWN_REFILL
+        else:
+            wait, of_a_limit, refill = retry_after, retry_after <= self.success_gap, retry_after
+        self.longest_wait = max(self.longest_wait, min(refill, SPACING_CAP))
+        hold = PaceChange(hold=wait, urgent=True)
+        if not of_a_limit:
+            return hold  # a stray: hold, and nothing more
+        if interval == 0.0:
+            start = min(self.longest_wait, self.success_gap)
+            if not frequent or start < SHORTEST_INTERVAL:
+                return hold
+            self._backed_off_at = now
+            return PaceChange(hold=wait, floor=start, urgent=True)
+        if permit.at <= self._backed_off_at:
+            return hold  # sent before the last backoff: already counted
+        self._backed_off_at = now
+        return PaceChange(hold=wait, factor=BACKOFF, urgent=True)
+
+    def answered(
+        self, permit: Permit, info: RateLimitInfo | None, now: float, interval: float
+    ) -> PaceChange:
+        """A success for `permit`'s request, the pace being `interval`: the change."""
+        self.throttled_share -= self.throttled_share / RECENT
+        self.longest_wait -= self.longest_wait / RECENT
+        if math.isfinite(self._last_success):
+            gap = now - self._last_success
+            known = math.isfinite(self.success_gap)
+            self.success_gap = (
+                self.success_gap + (gap - self.success_gap) / RECENT if known else gap
+            )
+        self._last_success = now
+        round_trip = max(0.0, now - permit.at)
+        if round_trip < self.fastest:
+            self.fastest = round_trip
+        else:
+            self.fastest += (round_trip - self.fastest) * RTT_DRIFT
+        if info is not None and info.remaining_requests is not None:
+            self.headers = True
+            return self._from_headers(info, permit, now, interval)
+        if self.headers or not permit.paced or interval == 0.0:
+            return PaceChange()
+        if interval * (1.0 - PROBE) < SHORTEST_INTERVAL:
+            return STOP
+        return PaceChange(hold=self._next_refill(interval), factor=1.0 - PROBE)
+
+    def _from_headers(
+        self, info: RateLimitInfo, permit: Permit, now: float, interval: float
+    ) -> PaceChange:
+        limit, remaining = info.limit_requests, info.remaining_requests or 0
+        if remaining > max(1.0, (limit or 0) * LOW):
+            plenty = limit is not None and remaining >= max(2.0, limit * PLENTY)
+            return STOP if plenty else PaceChange()
+        reset = info.reset_requests
+        if reset is None or not math.isfinite(reset) or reset < 0:
+            return PaceChange()
+        if info.reset_is_time:  # a clock time read on arrival: short by the trip back
+            reset += max(0.0, now - permit.at) / 2
+        deficit = max(1, limit - remaining) if limit is not None else 1
+        sample = min(reset / deficit, LONGEST_INTERVAL)
+        if max(interval * SETTLE, sample) < SHORTEST_INTERVAL:
+            return STOP if interval > 0.0 else PaceChange()
+        hold = self._next_refill(sample) if remaining <= 0 else 0.0
+        return PaceChange(hold=hold, factor=SETTLE, floor=sample, urgent=interval == 0.0)
+
+    def _next_refill(self, interval: float) -> float:
+        """The hold until the next refill, after a request that took the last token:
+        one interval after it arrived, taking the answer's round trip beyond the fastest
+        as spent on the way there (counted from now, the answer's arrival)."""
+        return max(0.0, interval - self.fastest)
+
+
 class RequestPacer:
     """Spaces one key's requests so a throttling provider is not hit by a herd.
 
-    Shared by all concurrent requests of the adapters using its key, from any thread or
-    event loop: the state is a few floats under a `threading.Lock`; waiting is a plain
-    sleep, or a future on the waiter's own loop.
+    Around each request: `permit = await acquire(deadline)` (None: the wait would
+    outlast the deadline, do not send), then `on_response(permit, info)` when the
+    provider answered (at the response head for a stream) or `on_throttle(permit,
+    retry_after)` after a rate-limit 429. The learner (`PaceLearner`) turns each answer
+    into a change of the pace; the store books the slots.
 
-    Why: with 50 requests in flight against a provider that refills one request every
-    10 ms, retrying each 429 on its own makes all 50 chase the same free slot, and 49
-    of them get another 429. So the pacer hands out slots one at a time:
+    A cold pacer (nothing answered yet) lets `initial_window` requests out, and one more
+    in flight per success (`ColdStart`), so a fresh process does not fire its whole
+    concurrency into a provider that throttles; it stops counting at 64 in flight, when
+    pacing starts, or on an answer whose headers show plenty of room.
 
-    * a cold pacer (nothing answered yet) lets `_INITIAL_WINDOW` requests out, and one
-      more in flight per success, so a fresh process does not fire its whole concurrency
-      into a provider that throttles (`ColdStart`); after 64 in flight, or on an answer
-      whose headers show plenty of room, it stops counting;
-    * `acquire` books `slot = max(now, blocked_until, next_slot)`, moves `next_slot` on
-      by the spacing (`interval` plus a small safety margin) and sleeps until the slot;
-    * `on_throttle(retry_after)` holds everyone until `now + retry_after` and takes
-      `retry_after` as a lower bound of `interval` (an honest retry-after is at most one
-      refill away). For a cold request, the time since the request before it plus
-      `retry_after` is one whole refill: a better bound. A paced request throttled all
-      the same widens the margin (with rate headers) or lengthens the interval by 5% to
-      10%, once per round (without);
-    * `on_response(info)` learns `interval` from the rate-limit headers. With the
-      allowance nearly spent (remaining <= max(1, limit/4)) the provider refills one
-      request every `reset / max(1, limit - remaining)` seconds: that is the interval.
-      With plenty left (remaining >= limit/2) the interval halves on each answer down to
-      zero. A provider that sends no such headers is probed instead: each paced success
-      shortens the interval by `_PROBE`, until a throttle lengthens it again (additive
-      increase of the rate, multiplicative decrease);
-    * on an empty allowance (or, without headers, after any paced success) the
-      provider's refill clock starts when a request *arrives*. A request that took longer
-      than the fastest round trip seen may have arrived late by that much, so the next
-      one is held back by the same amount;
-    * a sleeper that wakes too close to the previous release waits the difference; one
-      woken inside a hold that began while it slept books a new slot;
-    * pacing that nothing confirms for `FORGET_AFTER` seconds (or 20 intervals) is
-      dropped.
-
-    When not pacing, `idle` is True and callers skip `acquire` altogether.
-    With `record_ops`, every change to the interval and the hold is also kept as a
-    `PaceOp` for `take_ops`, so a shared limiter can replay it.
+    Shared by every concurrent request of the adapters using its key, from any thread or
+    event loop: the learner and the cold start are under a `threading.Lock`; waiting is
+    a plain sleep, or a future on the waiter's own loop.
     """
 
     def __init__(
         self,
+        store: PaceStore | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] | None = None,
-        initial_window: int = _INITIAL_WINDOW,
-        record_ops: bool = False,
+        initial_window: int = INITIAL_WINDOW,
     ) -> None:
         self._cold = ColdStart(initial_window)
         self._lock = threading.Lock()
         self._clock = clock
-        self._sleep = sleep
-        self._active = initial_window > 0
-        self._headers = False  # the provider reports its allowance
-        self._backed_off_at = -math.inf
-        self._ops: list[PaceOp] | None = [] if record_ops else None
-        self._interval = 0.0
-        self._margin = _MARGIN_MIN
-        self._confirmed_at = -math.inf
-        self._next_slot = -math.inf
-        self._blocked_until = -math.inf
-        self._not_before = -math.inf
-        self._last_release = -math.inf
-        self._shift = 0.0  # how far holds have moved every booked slot back
-        self._round_trip = math.inf
+        self._sleep = sleep if sleep is not None else asyncio.sleep
+        self._store: PaceStore = store if store is not None else MemoryStore(clock)
+        self._learner = PaceLearner()
+        self._interval = 0.0  # the store's, as last read
+        self._held_until = -math.inf  # the same
 
     def __repr__(self) -> str:
-        return (
-            f"RequestPacer(interval={self._interval:.6f}, margin={self._margin:.3f}, "
-            f"cold={self.cold}, idle={self.idle})"
-        )
+        return f"RequestPacer(interval={self._interval:.6f}, cold={self.cold}, idle={self.idle})"
 
     @property
     def idle(self) -> bool:
-        """True when `acquire` would return at once: nothing throttled, nothing to pace."""
-        return not self._active
+        """True when, as far as this pacer knows, a request would go at once."""
+        return self._cold.ended and self._interval == 0.0 and self._held_until <= self._clock()
 
     @property
     def cold(self) -> bool:
@@ -178,358 +229,100 @@ class RequestPacer:
 
     @property
     def interval(self) -> float:
-        """The learned seconds between two requests (0 = not pacing), before the margin."""
+        """The seconds between two requests (0: not pacing), as last read from the store."""
         return self._interval
 
     @property
-    def margin(self) -> float:
-        """The safety margin added to the interval (a fraction)."""
-        return self._margin
+    def learner(self) -> PaceLearner:
+        """What this pacer has learned from its own answers (for tests and debugging)."""
+        return self._learner
 
     # ---- the three calls around a request
 
-    async def acquire(self, deadline: HasRemaining | None = None) -> bool:
-        """Wait until this request may be sent: True then, False at once when that would be
-        at or past `deadline` (no wait that cannot end in a request).
+    async def acquire(self, deadline: HasRemaining | None = None) -> Permit | None:
+        """Wait until this request may be sent: its permit then, None at once when that
+        would be at or past `deadline` (no wait that cannot end in a request)."""
+        ticket: int | None = None
+        if not self._cold.ended:
+            ticket = await self._cold_turn(deadline)
+            if ticket == _LATE:
+                return None
+        most = deadline.remaining() if deadline is not None else math.inf
+        state = await self._store.book(most)
+        paced = state.interval > 0.0
+        while state.wait is not None and state.wait > 0.0:
+            await self._sleep(state.wait)
+            most = deadline.remaining() if deadline is not None else math.inf
+            state = await self._store.release(state, most)
+        self._seen(state)
+        if state.wait is None:
+            self._cold_failed(ticket)
+            return None
+        return Permit(self._clock(), paced, ticket)
 
-        Report the answer from the same task (`on_response` / `on_throttle`).
-        """
-        if not self._active:
-            return True
-        while True:
-            turn = await self.cold_turn(deadline)
-            if turn != "pace":
-                return turn == "go"
-            with self._lock:
-                now = self._clock()
-                if self._pacing(now):
-                    mark = self._reserve(now)
-                    break
-        sleep = self._sleep if self._sleep is not None else asyncio.sleep
-        wake: float | None = mark + self._shift
-        gap: float | None = None
-        while wake is not None:
-            delay = wake - self._clock()
-            if deadline is not None and delay >= deadline.remaining():
-                return False
-            if delay > 0:
-                await sleep(delay)
-            with self._lock:
-                wake, gap = self._release(self._clock(), mark)
-        _released.set(_Release(self, self._last_release, gap, True, None))
-        return True
+    async def on_response(self, permit: Permit, info: RateLimitInfo | None) -> None:
+        """The request of `permit` was answered: learn from it (and its rate headers)."""
+        with self._lock:
+            now = self._clock()
+            if permit.ticket is not None:
+                self._cold.answered(permit.ticket, permit.at, now, success=True)
+            change = self._learner.answered(permit, info, now, self._interval)
+            self._cold_over(change)
+        if not change.empty:
+            self._seen(await self._store.apply(change))
 
-    async def cold_turn(
-        self, deadline: HasRemaining | None = None
-    ) -> Literal["go", "late", "pace"]:
-        """The part of `acquire` that is not pacing: `"go"` (a place in the cold start's
-        window, or nothing to wait for), `"late"` (the deadline came first) or `"pace"`
-        (pacing is on: book a slot)."""
+    async def on_throttle(self, permit: Permit, retry_after: float | timedelta | None) -> None:
+        """The request of `permit` was throttled (a rate-limit 429): hold everyone for
+        `retry_after`, and slow the pace if 429s are frequent."""
+        with self._lock:
+            now = self._clock()
+            if permit.ticket is not None:
+                self._cold.answered(permit.ticket, permit.at, now, success=False)
+            change = self._learner.throttled(permit, as_seconds(retry_after), now, self._interval)
+            self._cold_over(change)
+        self._seen(await self._store.apply(change))
+
+    # ---- internals
+
+    def _seen(self, state: PaceState) -> None:
+        """Keep what the store said (its interval and hold), on this pacer's clock."""
+        self._interval = state.interval
+        self._held_until = self._clock() + state.held_for if state.held_for > 0.0 else -math.inf
+        if state.interval > 0.0 and not self._cold.ended:
+            with self._lock:  # the store paces (another process may have started it)
+                self._cold.end()
+
+    def _cold_over(self, change: PaceChange) -> None:
+        """Pacing starts, or the provider has room: the cold start is over."""
+        if change.floor > 0.0 or change.factor == 0.0:
+            self._cold.end()
+
+    def _cold_failed(self, ticket: int | None) -> None:
+        if ticket is not None:
+            with self._lock:
+                self._cold.answered(ticket, self._clock(), self._clock(), success=False)
+
+    async def _cold_turn(self, deadline: HasRemaining | None) -> int | None:
+        """A place in the cold start's window: its ticket, None when the cold start is
+        over (go on), `_LATE` when the deadline came first."""
         while True:
             with self._lock:
-                now = self._clock()
-                if self._pacing(now):
-                    return "pace"
                 if self._cold.ended:
-                    self._active = False
-                    return "go"
+                    return None
+                now = self._clock()
                 ticket = self._cold.take(now)
                 if ticket is not None:
-                    gap = now - self._last_release if math.isfinite(self._last_release) else None
-                    self._last_release = now
-                    _released.set(_Release(self, now, gap, False, ticket))
-                    return "go"
+                    return ticket
                 waiter, at_most = self._cold.waiter(now)
-            if not await self._await_turn(waiter, at_most, deadline):
-                return "late"
-
-    async def on_throttle(self, retry_after: float | timedelta | None) -> None:
-        """A request was throttled: hold every request until the provider's window ends."""
-        self.throttled(retry_after)
-
-    async def on_response(self, info: RateLimitInfo | None) -> None:
-        """A request was answered: learn the provider's pace from its rate-limit headers."""
-        self.answered(info)
-
-    # ---- the same, for callers without an event loop (and the shared limiters)
-
-    def throttled(self, retry_after: float | timedelta | None) -> None:
-        """`on_throttle`, synchronously."""
-        release = self._take_release()
-        asked = as_seconds(retry_after)
-        known = asked is not None and math.isfinite(asked) and asked >= 0
-        wait = cast(float, asked) if known else _UNKNOWN_WAIT
-        floor = min(wait, _THROTTLE_INTERVAL_CAP) if known else _UNKNOWN_INTERVAL
-        with self._lock:
-            now = self._clock()
-            factor = 1.0
-            if release is not None:
-                if release.ticket is not None:
-                    self._cold.answered(release.ticket, release.at, now, success=False)
-                if release.paced and self._interval > 0.0:
-                    factor = self._backoff(release, wait if known else None)
-                elif (
-                    known and release.gap is not None and release.gap <= wait and self._ops is None
-                ):
-                    # the request before it took the last token `gap` seconds earlier and
-                    # the next comes `wait` from now: that is one whole refill. Not for a
-                    # shared limiter's pacer (`record_ops`): other processes' requests took
-                    # tokens in that gap too, and the sum would be a refill twice too long
-                    floor = max(floor, min(release.gap + wait, _THROTTLE_INTERVAL_CAP))
-            self._hold(now, wait, floor)
-            if factor > 1.0 and release is not None:
-                self._record(PaceOp("backoff", factor, at=release.shared_at or 0.0))
-                self._interval *= factor
-                self._backed_off_at = now
-
-    def answered(self, info: RateLimitInfo | None) -> None:
-        """`on_response`, synchronously."""
-        release = self._take_release()
-        headers = info is not None and info.remaining_requests is not None
-        if release is None and not headers:
-            return
-        if release is not None or not self._headers:
-            with self._lock:
-                now = self._clock()
-                if release is not None and release.ticket is not None:
-                    self._cold.answered(release.ticket, release.at, now, success=True)
-                if headers:
-                    self._headers = True
-                elif (
-                    release is not None
-                    and release.paced
-                    and self._interval > 0.0
-                    and not self._headers
-                ):  # no rate headers: probe for a faster rate...
-                    self._scale(now, 1.0 - _PROBE)
-                    # ...and take the token this request took as the start of the next
-                    # refill, as an empty allowance would say (a late arrival moves it)
-                    self._follow_refill_clock(now, release, self._interval)
-                self._update_active(now)
-        if headers:
-            self._learn_headers(cast(RateLimitInfo, info), release)
-
-    # ---- what a shared limiter needs
-
-    @property
-    def has_ops(self) -> bool:
-        """Whether changes wait to be taken by `take_ops`."""
-        return bool(self._ops)
-
-    def take_ops(self) -> list[PaceOp]:
-        """The changes recorded since the last call (`record_ops=True`), oldest first."""
-        with self._lock:
-            ops = self._ops or []
-            if self._ops is not None:
-                self._ops = []
-            return ops
-
-    def adopt(self, interval: float, blocked_for: float, confirmed_ago: float) -> None:
-        """Take a shared state as this pacer's: the fleet's interval and hold."""
-        with self._lock:
-            now = self._clock()
-            self._interval = interval if interval >= MIN_INTERVAL else 0.0
-            if self._interval == 0.0:
-                self._margin = _MARGIN_MIN
-            if blocked_for > 0:
-                self._blocked_until = max(self._blocked_until, now + blocked_for)
-            if math.isfinite(confirmed_ago):
-                self._confirmed_at = now - confirmed_ago
-            if self._interval > 0.0 or blocked_for > 0:
-                self._cold.end()
-                self._active = True
-
-    def state(self) -> tuple[float, float]:
-        """(interval, seconds the hold has left): what a shared limiter is seeded with."""
-        with self._lock:
-            return self._interval, max(0.0, self._blocked_until - self._clock())
-
-    def let_go(self, gap: float | None, shared_at: float | None = None) -> None:
-        """A shared limiter paced this task's request (at `shared_at` on its clock): its
-        answer is reported as one of a request paced by this pacer."""
-        _released.set(_Release(self, self._clock(), gap, True, None, shared_at))
-
-    # ---- internals (the lock is held in every method below but `_take_release`,
-    # `_await_turn` and `_learn_headers`)
-
-    def _take_release(self) -> _Release | None:
-        """How this task's request was let go by this pacer, if it was (read once)."""
-        release = _released.get()
-        if release is None:
-            return None
-        _released.set(None)
-        return release if release.pacer is self else None
-
-    def _learn_headers(self, info: RateLimitInfo, release: _Release | None) -> None:
-        limit, remaining = info.limit_requests, cast(int, info.remaining_requests)
-        if remaining > max(1.0, (limit or 0) * _LOW_FRACTION):
-            plenty = limit is not None and remaining >= max(2.0, limit * _PLENTY_FRACTION)
-            if plenty:
+            if deadline is not None:
+                at_most = min(at_most, deadline.remaining())
+            try:
+                if at_most > 0:
+                    await asyncio.wait_for(waiter, at_most)
+            except TimeoutError:
+                pass
+            finally:
                 with self._lock:
-                    self._cold.end()
-                    if self._interval > 0.0:
-                        self._relax()
-                    self._update_active(self._clock())
-            return
-        reset = info.reset_requests
-        if reset is None or not math.isfinite(reset) or reset < 0:
-            return
-        released = release.at if release is not None else None
-        if info.reset_is_time and released is not None:
-            # a clock time was turned into "seconds from now" on arrival: add back about
-            # half the round trip, the time the answer spent coming back
-            reset += max(0.0, self._clock() - released) / 2
-        deficit = max(1, limit - remaining) if limit is not None else 1
-        sample = min(reset / deficit, _MAX_INTERVAL)
-        with self._lock:
-            now = self._clock()
-            if remaining <= 0:
-                self._follow_refill_clock(now, release, sample)
-            if self._settle(now, sample):
-                self._margin = max(_MARGIN_MIN, self._margin - _MARGIN_EASE)
-
-    async def _await_turn(
-        self,
-        waiter: asyncio.Future[None],
-        at_most: float,
-        deadline: HasRemaining | None,
-    ) -> bool:
-        """Wait for a cold start's slot (woken by an answer, or when one goes stale)."""
-        if deadline is not None:
-            at_most = min(at_most, deadline.remaining())
-        try:
-            if at_most > 0:
-                await asyncio.wait_for(waiter, at_most)
-        except TimeoutError:
-            pass
-        finally:
-            with self._lock:
-                self._cold.forget(waiter)
-        return deadline is None or deadline.remaining() > 0
-
-    def _backoff(self, release: _Release, wait: float | None) -> float:
-        """How much a throttle of a paced request slows the pace (a factor, 1: not at all).
-
-        With rate headers, they set the interval: the margin widens instead. Without,
-        the time since the request before it (`gap`) plus `wait` is one whole refill,
-        but arrival jitter makes that noisy: the interval grows by 5% to 10%, once per
-        round (a request let go before the last backoff was spaced by the old interval:
-        its throttle says nothing of the new one).
-        """
-        if self._headers:
-            self._margin = min(_MARGIN_MAX, self._margin + _MARGIN_STEP)
-            return 1.0
-        if release.at <= self._backed_off_at:
-            return 1.0
-        refill = release.gap + wait if release.gap is not None and wait is not None else 0.0
-        return min(max(refill / self._interval, 1.0 + _BACKOFF_MIN), 1.0 + _BACKOFF_MAX)
-
-    def _record(self, op: PaceOp) -> None:
-        if self._ops is not None:
-            if len(self._ops) >= _MAX_OPS:  # nobody takes them (Redis is away): keep the last
-                del self._ops[0]
-            self._ops.append(op)
-
-    def _hold(self, now: float, wait: float, floor: float) -> None:
-        self._record(PaceOp("hold", wait, floor))
-        self._blocked_until = max(self._blocked_until, now + wait)
-        if floor >= MIN_INTERVAL:
-            self._interval = max(self._interval, floor)
-        self._confirmed_at = max(self._confirmed_at, self._blocked_until)
-        self._cold.end()
-        self._active = True
-
-    def _settle(self, now: float, sample: float) -> bool:
-        """Take a header's sample interval (a smaller one gently); False: pacing stops."""
-        self._record(PaceOp("settle", sample))
-        current = self._interval
-        learned = sample if sample >= current else max(sample, current * SETTLE)
-        if learned < MIN_INTERVAL:
-            self._stop_pacing()
-            return False
-        self._interval = learned
-        self._confirmed_at = max(self._confirmed_at, now)
-        self._cold.end()
-        self._active = True
-        return True
-
-    def _scale(self, now: float, factor: float) -> None:
-        self._record(PaceOp("scale", factor))
-        scaled = self._interval * factor
-        if scaled >= MIN_INTERVAL:
-            self._interval = scaled
-        else:
-            self._stop_pacing()
-
-    def _relax(self) -> None:
-        self._record(PaceOp("relax"))
-        relaxed = self._interval * RELAX
-        if relaxed >= MIN_INTERVAL:
-            self._interval = relaxed
-        else:
-            self._stop_pacing()
-
-    def _stop_pacing(self) -> None:
-        self._interval, self._margin = 0.0, _MARGIN_MIN
-
-    def _follow_refill_clock(self, now: float, release: _Release | None, interval: float) -> None:
-        """The allowance is empty: the next request must arrive one refill after this one."""
-        if self._interval == 0.0:  # pacing starts: the next request waits for a refill
-            self._next_slot = max(self._next_slot, now + interval)
-        if release is None:
-            return
-        round_trip = now - release.at
-        if round_trip < self._round_trip:
-            self._round_trip = round_trip
-        else:
-            self._round_trip += (round_trip - self._round_trip) * _RTT_DRIFT
-        late = round_trip - self._round_trip
-        self._not_before = max(self._not_before, release.at + late + interval)
-        if release.shared_at is not None:  # the same on the shared clock
-            self._record(PaceOp("follow", late + interval, at=release.shared_at))
-
-    def _spacing(self, now: float) -> float:
-        """Seconds between two releases, 0 when not pacing."""
-        if self._interval == 0.0:
-            return 0.0
-        if now > self._confirmed_at + max(FORGET_AFTER, FORGET_INTERVALS * self._interval):
-            self._stop_pacing()
-            return 0.0
-        return self._interval * (1.0 + self._margin)
-
-    def _update_active(self, now: float) -> None:
-        """Go idle as soon as nothing is left to do (the next `acquire` would anyway)."""
-        if self._cold.ended and not self._pacing(now):
-            self._active = False
-
-    def _pacing(self, now: float) -> bool:
-        return self._spacing(now) > 0.0 or self._blocked_until > now
-
-    def _reserve(self, now: float) -> float:
-        """Book the next free slot: its mark (slot minus the shift so far)."""
-        spacing = self._spacing(now)
-        slot = max(now, self._blocked_until, self._next_slot, self._last_release + spacing)
-        self._next_slot = slot + spacing
-        return slot - self._shift
-
-    def _release(self, now: float, mark: float) -> tuple[float | None, float | None]:
-        """(None, gap) to let the request booked at `mark` go now, else (when to look
-        again, None); `gap` is the time since the release before it.
-
-        What holds a release: a throttle window, one refill since the last release (the
-        loop may wake several sleepers at once), a late arrival's refill. When one holds
-        a request past its slot, every later booking moves back by as much, so the queue
-        keeps its spacing instead of bunching up behind the hold.
-        """
-        slot = mark + self._shift
-        if now < slot:
-            return slot, None
-        held = max(self._blocked_until, self._last_release + self._interval, self._not_before)
-        if held > slot:
-            if now < held:
-                return held, None
-            self._shift += held - slot
-            self._next_slot += held - slot
-        gap = now - self._last_release if math.isfinite(self._last_release) else None
-        self._last_release = now
-        return None, gap
+                    self._cold.forget(waiter)
+            if deadline is not None and deadline.remaining() <= 0:
+                return _LATE

@@ -1,7 +1,11 @@
 """`RedisLimiter`: one provider's pace shared by every process of a fleet, through Redis.
 
-Needs redis-py (`pip install 'wink[redis]'`), imported when the first `RedisLimiter` is
-created, never by `import wink`. See docs/fleet.md.
+The pace is the same three numbers as in one process (the interval, the hold, the
+booked slots: `wink.core.throttling.pace_store`), kept in one Redis hash per key and
+stepped by a Lua script with the same semantics as `MemoryStore`; each process learns
+from its own answers with the same `PaceLearner` and sends the changes. Needs redis-py
+(`pip install 'wink[redis]'`), imported when the first `RedisLimiter` is created, never
+by `import wink`. See docs/fleet.md.
 """
 
 from __future__ import annotations
@@ -14,168 +18,114 @@ import math
 import threading
 import time
 import weakref
-from dataclasses import dataclass
-from datetime import timedelta
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..foundation.checks import kind_of
 from ..foundation.errors import ConfigurationError
-from ..foundation.messages import RateLimitInfo
+from ..foundation.runtime import on_loop_exit, owns_loop
 from .limiter import Limiter, check_key
-from .pacing import (
-    FORGET_AFTER,
-    FORGET_INTERVALS,
-    MIN_INTERVAL,
-    RELAX,
-    SETTLE,
-    RequestPacer,
-)
-from .retry import HasRemaining
+from .pace_store import MemoryStore, PaceChange, PaceState
+from .pacing import RequestPacer
 
-__all__ = ["RedisLimiter", "RedisPacer"]
+__all__ = ["RedisLimiter", "RedisStore"]
 
 _log = logging.getLogger("wink.limiter")
 
 _EPOCH = 1_700_000_000  # Redis TIME minus this keeps microseconds exact in a double
 _TTL_MS = 3_600_000  # a key nobody has touched for an hour is dropped
-_NO_DEADLINE = 1e9
+_FOREVER = 1e18  # "no deadline", as a number Lua reads
 _INITIAL_WINDOW = 1  # per process: a fleet's processes often start together
 _CONCURRENT_CALLS = 8  # per event loop: 50 requests opening 50 connections at once is slow
 _MAX_CONNECTIONS = 64
 
-# One atomic step on a key's shared state: replay the caller's `PaceOp`s, forget pacing
-# nothing has confirmed, then book a slot (GCRA: `tat` is the next free slot), release a
-# booked one, or only read. Times are Redis's clock, so machines need not agree on
-# theirs; the caller gets durations back. A missing key is seeded with the caller's
-# state (a Redis that restarted empty learns what the fleet knew).
+# One atomic step of `MemoryStore` on a key (see `wink.core.throttling.pace_store` for the meaning):
+# apply the change, then book, release or only read. Times are Redis's clock (less
+# _EPOCH), so machines need not agree on theirs, or the caller's clock when it sends one
+# (tests do). A missing key is seeded with the caller's pace, which has the change in it
+# already (a Redis that restarted empty learns what the fleet knew), and is not written
+# while it would say nothing.
+# Every number goes out with 17 significant digits: the same doubles as in Python.
 _SCRIPT = f"""
 local key = KEYS[1]
-local t = redis.call('TIME')
-local now = (tonumber(t[1]) - {_EPOCH}) + tonumber(t[2]) / 1000000
-local s = redis.call('HMGET', key, 'interval', 'blocked', 'tat', 'last', 'confirmed', 'shift',
-  'backed_off', 'not_before')
-local interval = tonumber(s[1]) or 0
-local blocked = tonumber(s[2]) or 0
-local tat = tonumber(s[3]) or 0
-local last = tonumber(s[4])
-local confirmed = tonumber(s[5]) or 0
-local shift = tonumber(s[6]) or 0
-local backed_off = tonumber(s[7]) or 0
-local not_before = tonumber(s[8]) or 0
-if s[1] == false then
-  interval = tonumber(ARGV[1])
-  local held = tonumber(ARGV[2])
-  if held > 0 then blocked = now + held end
-  if interval > 0 then confirmed = now end
+local now = tonumber(ARGV[1])
+if ARGV[1] == '' then
+  local t = redis.call('TIME')
+  now = (tonumber(t[1]) - {_EPOCH}) + tonumber(t[2]) / 1000000
 end
-local i = 4
-for _ = 1, tonumber(ARGV[3]) do
-  local kind, value, floor, at = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]),
-    tonumber(ARGV[i + 3])
-  i = i + 4
-  if kind == 'hold' then
-    blocked = math.max(blocked, now + value)
-    if floor >= {MIN_INTERVAL!r} then interval = math.max(interval, floor) end
-    confirmed = math.max(confirmed, blocked)
-  elseif kind == 'settle' then
-    local learned = value
-    if value < interval then learned = math.max(value, interval * {SETTLE!r}) end
-    if learned < {MIN_INTERVAL!r} then
-      interval = 0
-    else
-      interval = learned
-      confirmed = math.max(confirmed, now)
-    end
-  elseif kind == 'follow' then
-    not_before = math.max(not_before, at + value)
-  elseif kind == 'backoff' then
-    if at > backed_off then
-      interval = interval * value
-      backed_off = now
-    end
-  elseif kind == 'relax' or kind == 'scale' then
-    if kind == 'relax' then value = {RELAX!r} end
-    interval = interval * value
-    if interval < {MIN_INTERVAL!r} then interval = 0 end
-  end
+local s = redis.call('HMGET', key, 'interval', 'held', 'tat', 'last', 'shift')
+local interval = tonumber(s[1])
+local held = tonumber(s[2]) or -math.huge
+local tat = tonumber(s[3]) or -math.huge
+local last = tonumber(s[4]) or -math.huge
+local shift = tonumber(s[5]) or 0
+local missing = interval == nil
+if missing then  -- the caller's pace, its change already applied
+  interval = tonumber(ARGV[2])
+  if tonumber(ARGV[3]) > 0 then held = now + tonumber(ARGV[3]) end
+else
+  local hold, factor, floor = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+  if hold > 0 then held = math.max(held, now + hold) end
+  interval = math.max(interval * factor, floor)
 end
-local unconfirmed = math.max({FORGET_AFTER!r}, {FORGET_INTERVALS!r} * interval)
-if interval > 0 and now > confirmed + unconfirmed then interval = 0 end
-local action, margin, arg = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-local spacing = interval * (1 + margin)
-local verdict, wait, mark, gap = 'idle', 0, 0, -1
-local function go()
-  verdict = 'go'
-  if last then gap = now - last end
-  last = now
-end
-if action == 'book' and (spacing > 0 or blocked > now) then
-  local slot = math.max(now, blocked, tat)
-  if last then slot = math.max(slot, last + spacing) end
-  if slot - now >= arg then
-    verdict = 'late'
+local action, most, mark = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
+local wait = -1
+if action == 'book' then
+  mark = 0
+  if interval == 0 and held <= now then
+    wait = 0
   else
-    tat = slot + spacing
-    if slot <= now then go() else verdict, wait, mark = 'wait', slot - now, slot - shift end
+    local slot = math.max(now, tat, held, last + interval)
+    if not (slot > now and slot - now >= most) then
+      tat = slot + interval
+      if slot <= now then
+        last = now
+        wait = 0
+      else
+        wait, mark = slot - now, slot - shift
+      end
+    end
   end
 elseif action == 'release' then
-  local slot = arg + shift
-  if now < slot then
-    verdict, wait, mark = 'wait', slot - now, arg
+  local slot = mark + shift
+  local h = math.max(held, last + interval)
+  local due = math.max(slot, h)
+  if due > now then
+    if due - now < most then wait = due - now end
   else
-    local held = math.max(blocked, not_before)
-    if last then held = math.max(held, last + interval) end
-    if held > slot and now < held then
-      verdict, wait, mark = 'wait', held - now, arg
-    else
-      if held > slot then
-        shift = shift + held - slot
-        tat = tat + held - slot
-      end
-      go()
+    if h > slot then
+      shift = shift + h - slot
+      tat = tat + h - slot
+    end
+    last = now
+    wait = 0
+  end
+else
+  mark = 0
+end
+local function f(x) return string.format('%.17g', x) end
+if not missing or interval > 0 or held > now then
+  local fields = {{'interval', f(interval), 'shift', f(shift)}}
+  for name, value in pairs({{held = held, tat = tat, last = last}}) do
+    if value > -math.huge then
+      table.insert(fields, name)
+      table.insert(fields, f(value))
     end
   end
+  redis.call('HSET', key, unpack(fields))
+  redis.call('PEXPIRE', key, {_TTL_MS})
 end
-local function f(x) return string.format('%.6f', x) end
-local reply = {{verdict, f(wait), f(mark), f(interval), f(math.max(0, blocked - now)),
-  f(now - confirmed), f(gap), f(now)}}
-if s[1] == false and interval == 0 and blocked <= now and verdict == 'idle' then
-  return reply  -- nothing known, nothing booked: leave no key behind
-end
-local fields = {{'interval', f(interval), 'blocked', f(blocked), 'tat', f(tat),
-  'confirmed', f(confirmed), 'shift', f(shift), 'backed_off', f(backed_off),
-  'not_before', f(not_before)}}
-if last then
-  table.insert(fields, 'last')
-  table.insert(fields, f(last))
-end
-redis.call('HSET', key, unpack(fields))
-redis.call('PEXPIRE', key, {_TTL_MS})
-return reply
+return {{f(wait), f(mark), f(interval), f(math.max(0, held - now))}}
 """
 
 
-@dataclass(frozen=True, slots=True)
-class _Reply:
-    """What one step of the script answered (durations in seconds)."""
-
-    verdict: str  # idle | go | wait | late
-    wait: float
-    mark: float
-    interval: float
-    blocked_for: float
-    confirmed_ago: float
-    gap: float | None
-    now: float  # Redis's clock, less the epoch
-
-    @classmethod
-    def parse(cls, raw: Any) -> _Reply:
-        verdict, *numbers = (
-            item.decode() if isinstance(item, bytes) else str(item) for item in raw
-        )
-        wait, mark, interval, blocked_for, ago, gap, now = (float(n) for n in numbers)
-        return cls(verdict, wait, mark, interval, blocked_for, ago, gap if gap >= 0 else None, now)
+def _parse(raw: Any) -> PaceState:
+    """The script's reply: wait (-1: none), mark, interval, held_for."""
+    wait, mark, interval, held_for = (
+        float(item.decode() if isinstance(item, bytes) else item) for item in raw
+    )
+    return PaceState(None if wait < 0 else wait, mark, interval, held_for, shared=True)
 
 
 def _redact(url: str) -> str:
@@ -249,7 +199,7 @@ class RedisLimiter(Limiter):
         self.retry_every = float(retry_every)
         self._prefix = f"{prefix}:{namespace}:"
         self._lock = threading.Lock()
-        self._pacers: dict[str, RedisPacer] = {}
+        self._pacers: dict[str, RequestPacer] = {}
         self._clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, tuple[Any, Any, asyncio.Semaphore]
         ] = weakref.WeakKeyDictionary()
@@ -269,19 +219,22 @@ class RedisLimiter(Limiter):
         """False while pacing in-process after a Redis failure."""
         return time.monotonic() >= self._down_until
 
-    def pacer(self, key: str) -> RedisPacer:
+    def pacer(self, key: str) -> RequestPacer:
+        """The pacer for `key`: a `RequestPacer` over this limiter's Redis (`RedisStore`),
+        whose cold start lets one request out per process, not four."""
         check_key(key)
         with self._lock:
             pacer = self._pacers.get(key)
             if pacer is None:
-                pacer = self._pacers[key] = RedisPacer(self, self._prefix + key)
+                store = RedisStore(self, self._prefix + key)
+                pacer = self._pacers[key] = RequestPacer(store, initial_window=_INITIAL_WINDOW)
             return pacer
 
     async def check(self) -> bool:
         """Ask Redis once: connects (on this event loop) and loads the script. False if it
         did not answer, and pacing stays in-process until it does. Optional: a process
         that skips it connects on its first request."""
-        args = ["0", "0", "0", "state", "0", "0"]
+        args = ["", "0", "0", "0", "1", "0", "apply", "0", "0"]
         return await self._run(f"{self._prefix}__check__", args) is not None
 
     async def aclose(self) -> None:
@@ -297,8 +250,9 @@ class RedisLimiter(Limiter):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def _run(self, key: str, args: list[str]) -> _Reply | None:
-        """One step of the script on `key`; None when Redis cannot be used right now."""
+    async def _run(self, key: str, args: list[str]) -> PaceState | None:
+        """One step of the script on `key`; None when Redis cannot be used right now
+        (the failure is logged once, and Redis is left alone for `retry_every`)."""
         started = time.monotonic()
         if started < self._down_until:
             return None
@@ -307,7 +261,7 @@ class RedisLimiter(Limiter):
             async with calls:  # a queue here is not Redis being slow: outside the timeout
                 async with asyncio.timeout(self.timeout):
                     raw = await script(keys=[key], args=args)
-            reply = _Reply.parse(raw)
+            reply = _parse(raw)
         except Exception as error:  # whatever Redis does, the evaluation goes on
             self._failed(error)
             await self._drop_client()
@@ -337,6 +291,8 @@ class RedisLimiter(Limiter):
             entry = (client, script, asyncio.Semaphore(_CONCURRENT_CALLS))
             with self._lock:
                 self._clients[loop] = entry
+            if owns_loop(loop):  # a sync call's private loop: the client closes with it
+                on_loop_exit(loop, self._drop_client)
         return entry[1], entry[2]
 
     async def _drop_client(self) -> None:
@@ -364,98 +320,123 @@ class RedisLimiter(Limiter):
             )
 
 
-class RedisPacer:
-    """One key's pacing through a `RedisLimiter`; a `RequestPacer` learns and stands in.
+class RedisStore:
+    """One key's pace in Redis: the script above, with this process's `MemoryStore` as
+    its mirror and its fallback.
 
-    The local pacer learns from this process's answers exactly as the in-process
-    limiter does; every change it makes is replayed on the shared state, and the shared
-    state read back is adopted locally, so the fallback starts from what the fleet knew.
-    While the fleet is not pacing, the local pacer's cold start decides (one request in
-    flight, one more per success: the processes of a fleet often start together), and
-    Redis is read at most once per `refresh`; while it is, every request books its slot
-    in Redis.
+    Every reply is adopted by the mirror, so while Redis is away (the limiter says when)
+    the key is paced in-process from what the fleet knew. An urgent change (a 429,
+    pacing that starts or stops) is sent at once; any other (a probe, the next refill
+    after a success) goes with this process's next step, its hold shortened by the time
+    it waited.
+    While the fleet is not pacing, a process reads the key at most once per `refresh`
+    (concurrent callers on one loop share the read) and books nothing; while it is,
+    every booking and every release is a step.
     """
 
-    def __init__(self, limiter: RedisLimiter, redis_key: str) -> None:
+    def __init__(
+        self, limiter: RedisLimiter, key: str, clock: Callable[[], float] | None = None
+    ) -> None:
         self._limiter = limiter
-        self._key = redis_key
-        self._local = RequestPacer(record_ops=True, initial_window=_INITIAL_WINDOW)
-        self._checked_at = -math.inf
-        self._pacing = False  # the fleet paces this key, as last read
-        self._reading: asyncio.Task[_Reply | None] | None = None
+        self._key = key
+        self._clock = clock  # None: Redis's own clock
+        self._local_clock = clock if clock is not None else time.monotonic
+        self._local = MemoryStore(self._local_clock)
+        self._pending = PaceChange()  # not sent yet, but the hold: `_held_until` says it
+        self._held_until = -math.inf  # the pending hold's end, on the local clock
+        self._read_at = -math.inf
+        self._fleet_paces = False  # as last read
+        self._steps = self._adopted = 0  # steps started; the latest whose reply was adopted
+        self._in_flight: dict[int, PaceChange] = {}  # what each step still out has sent
+        self._reading: asyncio.Task[PaceState | None] | None = None
 
     def __repr__(self) -> str:
-        return f"RedisPacer({self._key!r}, local={self._local!r})"
+        return f"RedisStore({self._key!r}, local={self._local!r})"
 
     @property
-    def local(self) -> RequestPacer:
-        """The in-process pacer: the learner, and the fallback while Redis is away."""
+    def local(self) -> MemoryStore:
+        """The mirror: the fallback while Redis is away."""
         return self._local
 
-    @property
-    def idle(self) -> bool:
-        return self._local.idle and (not self._limiter.available or self._fresh())
+    async def apply(self, change: PaceChange) -> PaceState:
+        before = self._local.apply_now(PaceChange())
+        local = self._local.apply_now(change)
+        if not self._limiter.available or (
+            change.hold <= 0.0 and local.interval == before.interval
+        ):
+            return local  # Redis is away (the fleet will not replay it), or nothing new
+        self._pending = self._pending.then(PaceChange(0.0, change.factor, change.floor))
+        if change.hold > 0.0:
+            self._held_until = max(self._held_until, self._local_clock() + change.hold)
+        if not change.urgent:
+            return local
+        return await self._step("apply") or local
 
-    async def acquire(self, deadline: HasRemaining | None = None) -> bool:
-        local = self._local
-        if not self._limiter.available:
-            return await local.acquire(deadline)
-        if not self._fresh():
-            await self._refresh()
-        if not self._pacing:
-            turn = await local.cold_turn(deadline)
-            if turn != "pace":
-                return turn == "go"
-        max_wait = deadline.remaining() if deadline is not None else _NO_DEADLINE
-        reply = await self._step("book", max_wait)
-        while reply is not None and reply.verdict != "idle":
-            if reply.verdict == "late":
-                return False
-            if reply.verdict == "go":
-                local.let_go(reply.gap, reply.now)
-                return True
-            if deadline is not None and reply.wait >= deadline.remaining():
-                return False
-            await asyncio.sleep(reply.wait)
-            reply = await self._step("release", reply.mark)
-        return await local.acquire(deadline)  # Redis failed, or knows less than we do
+    async def book(self, most: float) -> PaceState:
+        if self._limiter.available:
+            pending = not self._pending.empty or self._held_until > -math.inf
+            if not pending and not self._fresh():
+                await self._read()
+            if pending or self._fleet_paces or not self._fresh():
+                reply = await self._step("book", most)
+                if reply is not None:
+                    return reply
+        return self._local.book_now(most)
 
-    async def on_throttle(self, retry_after: float | timedelta | None) -> None:
-        self._local.throttled(retry_after)
-        await self._step("state", 0.0)  # the whole fleet holds from now on
-
-    async def on_response(self, info: RateLimitInfo | None) -> None:
-        local = self._local
-        local.answered(info)
-        if not self._pacing and not local.idle and local.has_ops:
-            await self._step("state", 0.0)  # pacing starts: tell the fleet now
-        # otherwise what it learned goes with the next step
+    async def release(self, booked: PaceState, most: float) -> PaceState:
+        if self._limiter.available:  # booked here while Redis was away: join the fleet
+            action = "release" if booked.shared else "book"
+            reply = await self._step(action, most, booked.mark)
+            if reply is not None:
+                return reply
+        if booked.shared:  # booked in Redis, which failed since: book here instead
+            return self._local.book_now(most)
+        return self._local.release_now(booked.mark, most)
 
     def _fresh(self) -> bool:
-        return time.monotonic() - self._checked_at < self._limiter.refresh
+        return time.monotonic() - self._read_at < self._limiter.refresh
 
-    async def _refresh(self) -> None:
-        """Read the shared state; concurrent callers on one loop share one read."""
+    async def _read(self) -> None:
+        """Read the shared pace; concurrent callers on one loop share one read."""
         loop = asyncio.get_running_loop()
         task = self._reading
         if task is None or task.done() or task.get_loop() is not loop:
-            task = self._reading = loop.create_task(self._step("state", 0.0))
+            task = self._reading = loop.create_task(self._step("apply"))
         await asyncio.shield(task)
 
-    async def _step(self, action: str, arg: float) -> _Reply | None:
-        local = self._local
-        ops = local.take_ops()
-        interval, held = local.state()
-        args = [repr(interval), repr(held), str(len(ops))]
-        for op in ops:
-            args += [op.kind, repr(op.value), repr(op.floor), repr(op.at)]
-        args += [action, repr(local.margin), repr(arg)]
-        reply = await self._limiter._run(self._key, args)
-        if reply is not None:
-            local.adopt(reply.interval, reply.blocked_for, reply.confirmed_ago)
-            self._pacing = reply.interval > 0.0 or reply.blocked_for > 0.0
-            self._checked_at = time.monotonic()
+    async def _step(self, action: str, most: float = 0.0, mark: float = 0.0) -> PaceState | None:
+        pending = self._pending
+        hold = max(0.0, self._held_until - self._local_clock())
+        sent = PaceChange(hold, pending.factor, pending.floor)
+        self._pending, self._held_until = PaceChange(), -math.inf
+        seed = self._local.apply_now(PaceChange())
+        now = "" if self._clock is None else repr(self._clock())
+        args = [now, repr(seed.interval), repr(seed.held_for)]
+        args += [repr(sent.hold), repr(sent.factor), repr(sent.floor)]
+        args += [action, repr(min(most, _FOREVER)), repr(mark)]
+        self._steps += 1
+        step = self._steps
+        self._in_flight[step] = sent
+        try:
+            reply = await self._limiter._run(self._key, args)
+        finally:
+            del self._in_flight[step]
+        if reply is not None and step > self._adopted:
+            self._adopt(step, reply)
         return reply
+
+    def _adopt(self, step: int, reply: PaceState) -> None:
+        """Take Redis's pace as the mirror's, with what this process has changed since
+        (steps started later, still in flight: an answer may overtake an earlier one;
+        changes not sent yet)."""
+        self._adopted = step
+        self._local.adopt(reply.interval, reply.held_for)
+        for later in sorted(self._in_flight):
+            if later > step:
+                self._local.apply_now(self._in_flight[later])
+        self._local.apply_now(self._pending)
+        self._fleet_paces = reply.pacing
+        self._read_at = time.monotonic()
 
 
 def _is_number(value: object) -> bool:

@@ -15,7 +15,7 @@ import json
 from collections.abc import Generator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import replace
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..foundation.carriage import ContentRules, check_content
 from ..foundation.errors import ConfigurationError, PromptEvaluationError
@@ -26,6 +26,9 @@ from .decoding import StreamFormat, events_of
 from .errors import response_shape_error
 from .http import EncodedRequest, Transport, WireRequest
 from .reading import BodyReader, read_errors, read_stream
+
+if TYPE_CHECKING:
+    from .runner import OnOpen
 
 __all__ = ["Exchange", "Translator"]
 
@@ -85,10 +88,15 @@ class Exchange:
             ) from error
 
     async def stream(
-        self, request: ModelRequest, transport: Transport, sink: EventSink
+        self,
+        request: ModelRequest,
+        transport: Transport,
+        sink: EventSink,
+        opened: OnOpen | None = None,
     ) -> ModelResponse:
         """`request`, streamed: the body is read as it arrives, through the wire format's
-        decoder into `sink`, and closed whatever happens (cancellation too)."""
+        decoder into `sink`, and closed whatever happens (cancellation too). `opened`
+        hears of the response head (its rate headers) before the body is read."""
         translator = self.translator
         streamed = translator.stream_format
         if streamed is None:
@@ -101,12 +109,14 @@ class Exchange:
         reader = BodyReader(decoder, prompt, secrets)
         with _client_refused(request), self._map_errors(request):
             body = await transport.open_stream(wire, self._time_limit(request))
+        rate_limit = rate_limit_info_from_headers(body.headers, translator.rate_limit_headers)
         try:
+            if opened is not None:
+                await opened(rate_limit)
             with read_errors(prompt, secrets):
                 response = await read_stream(body.pieces(), reader, sink)
         finally:  # a cancelled or failed read closes the connection here, at once
             await body.aclose()
-        rate_limit = rate_limit_info_from_headers(body.headers, translator.rate_limit_headers)
         return response if rate_limit is None else replace(response, rate_limit=rate_limit)
 
     def _map_errors(self, request: ModelRequest) -> AbstractContextManager[None]:

@@ -3,9 +3,12 @@
 The loop (`loop.py`) retries through `RetryPolicy` and calls `Runner.request` for each
 attempt; the runner waits for the pacer, bounds the attempt by the deadline (the whole
 exchange, not each socket read), turns a translator's stray exception into the contract,
-and feeds what the answer said about the provider's limits back to the pacer. Written
-once; an adapter gives it its translated round trip (`exchange`, and `stream_exchange`
-into an `EventSink`) and the transport each attempt goes through.
+and feeds what the answer said about the provider's limits back to the pacer, with the
+permit the pacer gave the request. Written once; an adapter gives it its translated round
+trip (`exchange`, and `stream_exchange` into an `EventSink`) and the transport each
+attempt goes through. A streamed exchange calls `opened` once the response head is in: a
+provider that answered 200 has said "go" then, so the pacer hears of it then, not at the
+end of the stream.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from ..foundation.errors import (
     ThrottleError,
     WinkError,
 )
-from ..foundation.messages import ModelRequest, ModelResponse
+from ..foundation.messages import ModelRequest, ModelResponse, RateLimitInfo
 from ..foundation.portable import CallIdRules, portable_messages
 from ..telemetry.spans import current_trace
 from ..throttling.limiter import Pacer
+from ..throttling.pacing import Permit
 from ..throttling.retry import RetryPolicy
 from .errors import redact_secrets
 from .http import Transport
@@ -32,7 +36,11 @@ from .http import Transport
 if TYPE_CHECKING:  # adapters import the runner: keep that import light
     from ..foundation.events import EventSink
 
-__all__ = ["Exchanging", "Runner"]
+__all__ = ["Exchanging", "OnOpen", "Runner"]
+
+OnOpen = Callable[[RateLimitInfo | None], Awaitable[None]]
+"""Called by a streamed exchange once the response head is in, with its rate headers."""
+Attempt = Callable[[ModelRequest, OnOpen], Awaitable[ModelResponse]]
 
 
 class Exchanging(Protocol):
@@ -42,7 +50,7 @@ class Exchanging(Protocol):
     async def request(self, request: ModelRequest, transport: Transport) -> ModelResponse: ...
 
     async def stream(
-        self, request: ModelRequest, transport: Transport, sink: EventSink
+        self, request: ModelRequest, transport: Transport, sink: EventSink, opened: OnOpen
     ) -> ModelResponse: ...
 
 
@@ -102,7 +110,7 @@ class Runner:
     async def request(self, request: ModelRequest) -> ModelResponse:
         exchange = self._exchange
         return await self._traced(
-            lambda item: exchange.request(item, self._transport_for(item)), request
+            lambda item, _opened: exchange.request(item, self._transport_for(item)), request
         )
 
     async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse:
@@ -111,7 +119,8 @@ class Runner:
         stream) and the contract are the same."""
         exchange = self._exchange
         return await self._traced(
-            lambda item: exchange.stream(item, self._transport_for(item), sink), request
+            lambda item, opened: exchange.stream(item, self._transport_for(item), sink, opened),
+            request,
         )
 
     def _transport_for(self, request: ModelRequest) -> Transport:
@@ -131,9 +140,7 @@ class Runner:
                 phase="request",
             ) from error
 
-    async def _traced(
-        self, exchange: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
-    ) -> ModelResponse:
+    async def _traced(self, exchange: Attempt, request: ModelRequest) -> ModelResponse:
         messages = portable_messages(request.messages, self.origin, self._call_ids)
         if messages is not request.messages:
             request = replace(request, messages=messages)
@@ -150,26 +157,27 @@ class Runner:
             trace.answered(attempt, response)
         return replace(response, origin=self.origin)
 
-    async def _run(
-        self, exchange: Callable[[ModelRequest], Awaitable[ModelResponse]], request: ModelRequest
-    ) -> ModelResponse:
+    async def _run(self, exchange: Attempt, request: ModelRequest) -> ModelResponse:
         pacer = self._pacer
         deadline = request.deadline
-        if not pacer.idle and not await pacer.acquire(deadline):
+        permit = await pacer.acquire(deadline)
+        if permit is None:
             raise DeadlineExceededError(
                 "the provider's throttle window outlasts the deadline; request not sent",
                 prompt_name=request.prompt_name,
             )
+        answered = _Answered(pacer, permit)
         try:
             if deadline is None:
-                response = await exchange(request)
+                response = await exchange(request, answered)
             else:
-                response = await self._bounded(exchange, request, deadline.remaining())
+                response = await self._bounded(exchange, request, answered, deadline.remaining())
         except ThrottleError as error:
             if error.details.kind == "rate_limit":
                 # One bad `retry-after: 86400` must not stall every request of the adapter
                 # longer than the policy itself would ever wait.
-                await pacer.on_throttle(self._policy.cap_wait(error.details.retry_after_seconds))
+                retry_after = self._policy.cap_wait(error.details.retry_after_seconds)
+                await pacer.on_throttle(permit, retry_after)
             raise
         except WinkError:
             raise
@@ -179,19 +187,16 @@ class Runner:
                 prompt_name=request.prompt_name,
                 phase="response",
             ) from error
-        await pacer.on_response(response.rate_limit)  # headerless answers teach pacing too
+        await answered(response.rate_limit)  # headerless answers teach pacing too
         return response
 
     async def _bounded(
-        self,
-        exchange: Callable[[ModelRequest], Awaitable[ModelResponse]],
-        request: ModelRequest,
-        remaining: float,
+        self, exchange: Attempt, request: ModelRequest, opened: OnOpen, remaining: float
     ) -> ModelResponse:
         scope = asyncio.timeout(max(remaining, 0.0))
         try:
             async with scope:
-                return await exchange(request)
+                return await exchange(request, opened)
         except TimeoutError:
             if not scope.expired():
                 raise
@@ -199,3 +204,18 @@ class Runner:
             "deadline passed while waiting for the provider's answer",
             prompt_name=request.prompt_name,
         )
+
+
+class _Answered:
+    """Tells the pacer once that the request of `permit` was answered: at the response
+    head of a stream (`opened`), else when the whole answer is in."""
+
+    __slots__ = ("_pacer", "_permit", "_told")
+
+    def __init__(self, pacer: Pacer, permit: Permit) -> None:
+        self._pacer, self._permit, self._told = pacer, permit, False
+
+    async def __call__(self, info: RateLimitInfo | None) -> None:
+        if not self._told:
+            self._told = True
+            await self._pacer.on_response(self._permit, info)
