@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence, Sized
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -191,6 +191,8 @@ class BatchRunner:
     # ---- the public operations
 
     async def submit(self, given: object) -> BatchJob:
+        if isinstance(given, Sized):  # before checking and rendering each of them
+            self._check_count(len(given))
         items = batch_items(given)
         rounds = [await self._round(key, item, None, None) for key, item in items.items()]
         for done in rounds:  # an item that cannot be sent fails the submission, before it
@@ -337,22 +339,25 @@ class BatchRunner:
 
     # ---- the provider's batch API
 
-    async def _submit(self, lines: Sequence[BatchLine]) -> str:
-        wire = self._wire
-        limits = wire.limits
-        provider = self._api.name
-        if limits.max_items is not None and len(lines) > limits.max_items:
+    def _check_count(self, count: int) -> None:
+        most = self._wire.limits.max_items
+        if most is not None and count > most:
             raise BadRequestError(
-                f"{len(lines)} items are more than the {limits.max_items} one {provider} "
-                "batch takes: submit them in several batches",
+                f"{count} items are more than the {most} one {self._api.name} batch "
+                "takes: submit them in several batches",
                 prompt_name=BATCH,
                 phase="request",
             )
+
+    async def _submit(self, lines: Sequence[BatchLine]) -> str:
+        wire = self._wire
+        limits = wire.limits
+        self._check_count(len(lines))
         size = wire.size(lines)
         if size > limits.max_bytes:
             raise BadRequestError(
                 f"the batch is {size} bytes ({limits.what}), more than the {limits.max_bytes} "
-                f"bytes {provider} takes: submit it in several batches",
+                f"bytes {self._api.name} takes: submit it in several batches",
                 prompt_name=BATCH,
                 phase="request",
             )
