@@ -117,8 +117,10 @@ class DeferredClient:
         translator, an error answer classified by core's table."""
         name = request.prompt_name
         if answer.not_run is not None:
+            words = f" (the provider says: {answer.reason})" if answer.reason else ""
             raise _NOT_RUN[answer.not_run](
-                f"the batch {answer.not_run} before this item ran: {answer.reason}",
+                f"the batch {answer.not_run} before this item ran{words}; nothing was "
+                "answered or billed for it: submit it again",
                 prompt_name=name,
                 phase="request",
             )
@@ -448,9 +450,9 @@ def _answer(answers: Mapping[str, ItemAnswer], key: str, state: str) -> ItemAnsw
     if found is not None:
         return found
     if state == "expired":
-        return ItemAnswer(not_run="expired", reason="the batch expired first")
+        return ItemAnswer(not_run="expired")
     if state == "cancelled":
-        return ItemAnswer(not_run="cancelled", reason="the batch was cancelled first")
+        return ItemAnswer(not_run="cancelled")
     return ItemAnswer()
 
 

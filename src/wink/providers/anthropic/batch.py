@@ -117,9 +117,9 @@ def _answer(result: Mapping[str, Any]) -> ItemAnswer:
     if kind == "succeeded":
         return ItemAnswer(body=result.get("message"))
     if kind == "expired":
-        return ItemAnswer(not_run="expired", reason="the batch ended before this request ran")
+        return ItemAnswer(not_run="expired")  # no words of its own
     if kind == "canceled":
-        return ItemAnswer(not_run="cancelled", reason="the batch was canceled first")
+        return ItemAnswer(not_run="cancelled")
     if kind != "errored":
         raise MalformedResponse(f"a batch result of the unknown type {kind!r}")
     error = result.get("error")
