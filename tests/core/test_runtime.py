@@ -28,6 +28,7 @@ from wink import (
     ToolContext,
     ToolResult,
 )
+from wink.core.foundation import runtime
 from wink.core.foundation.runtime import run_in_thread, run_sync
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, final
@@ -35,7 +36,9 @@ from wink.testing.scripted import ScriptedAdapter, final
 # --- a private loop per sync call
 
 
-def test_each_sync_call_runs_on_a_private_loop_closed_when_it_returns() -> None:
+def test_a_sync_call_runs_on_a_private_loop_handed_on_clean() -> None:
+    """The loop of a finished call runs nothing and waits for the next call; calls at
+    once get loops of their own; at most `_IDLE_LOOPS` wait, the rest are closed."""
     loops: list[asyncio.AbstractEventLoop] = []
 
     async def probe() -> None:
@@ -44,9 +47,30 @@ def test_each_sync_call_runs_on_a_private_loop_closed_when_it_returns() -> None:
     run_sync(probe())
     run_sync(probe())
     first, second = loops
-    assert first is not second
-    assert first.is_closed()
-    assert second.is_closed()
+    assert first is second  # kept for the next call
+    assert not first.is_running()
+    assert not first.is_closed()
+    assert not asyncio.all_tasks(first)
+    assert not runtime.owns_loop(first)  # nobody's between calls: no client binds to it
+
+    held = threading.Barrier(runtime._IDLE_LOOPS + 2)
+
+    async def hold() -> None:
+        loops.append(asyncio.get_running_loop())
+        await asyncio.to_thread(held.wait)
+
+    threads = [
+        threading.Thread(target=run_sync, args=(hold(),)) for _ in range(runtime._IDLE_LOOPS + 2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    at_once = loops[2:]
+    assert len({id(loop) for loop in at_once}) == len(at_once)  # one loop each
+    assert sum(not loop.is_closed() for loop in at_once) == runtime._IDLE_LOOPS
+    runtime._close_idle_loops()  # what happens at exit
+    assert all(loop.is_closed() for loop in at_once)
 
 
 def test_what_a_sync_call_leaves_running_is_cancelled() -> None:
@@ -78,9 +102,16 @@ def test_an_interrupted_sync_call_is_cancelled_and_cleaned_up() -> None:
         finally:
             cleaned.set()
 
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    async def noted() -> None:
+        loops.append(asyncio.get_running_loop())
+        await interrupted()
+
     with pytest.raises(KeyboardInterrupt):
-        run_sync(interrupted())
+        run_sync(noted())
     assert cleaned.is_set()
+    assert loops[0].is_closed()  # a loop an interrupt went through is not used again
 
 
 @dataclass(frozen=True)

@@ -5,21 +5,26 @@ The model, in full (docs/runtime.md explains it for users):
 * `evaluate_async()` and `stream_async()` run on the caller's event loop and never block
   it: an SDK call made with a sync client, and every sync tool, runs on one of wink's
   worker threads (`run_in_thread`).
-* `evaluate()` runs the same coroutine on a private event loop made for that call and
-  closed when it returns (`run_sync`); `stream()` on a private loop the caller's
-  iteration steps (`SteppedLoop`). Called from a thread whose loop is running (Jupyter,
-  an async web handler), either does that on a worker thread instead of deadlocking.
-  Nothing is kept per thread or per loop once the call has returned.
-* Clients made on a private loop are closed with it (`on_loop_exit`).
+* `evaluate()` runs the same coroutine on a private event loop (`run_sync`); `stream()`
+  on a private loop the caller's iteration steps (`SteppedLoop`). Called from a thread
+  whose loop is running (Jupyter, an async web handler), either does that on a worker
+  thread instead of deadlocking. A private loop is nobody else's, so a single sync tool
+  with no deadline to cut it runs on the loop's own thread (`owns_loop`).
+* Clients made on a private loop are closed when its call ends (`on_loop_exit`), and
+  whatever the call left running is cancelled. The loop itself, clean, waits for the
+  next call (at most `_IDLE_LOOPS` of them, closed at exit): a new event loop costs as
+  much as a local first token (tests/test_runtime.py checks that nothing outlives a call).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import contextvars
 import functools
+import os
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
@@ -36,6 +41,9 @@ _closers: weakref.WeakKeyDictionary[
 ] = weakref.WeakKeyDictionary()
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+_IDLE_LOOPS = 4  # private loops kept for the next sync call (threads calling at once)
+_idle: list[asyncio.AbstractEventLoop] = []
+_idle_lock = threading.Lock()
 
 
 def owns_loop(loop: asyncio.AbstractEventLoop) -> bool:
@@ -64,17 +72,37 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 def _run_private(coroutine: Coroutine[Any, Any, T]) -> T:
-    loop = asyncio.new_event_loop()
-    _closers[loop] = []
+    loop = _take_loop()
     task = loop.create_task(coroutine)
+    clean = False
     try:
-        return loop.run_until_complete(task)
+        result = loop.run_until_complete(task)
+        clean = True
+        return result
+    except Exception:
+        clean = True
+        raise
     finally:  # also on KeyboardInterrupt: the evaluation is cancelled and cleaned up
-        _shut_down(loop, task)
+        _shut_down(loop, task, reuse=clean)
 
 
-def _shut_down(loop: asyncio.AbstractEventLoop, *tasks: asyncio.Task[Any]) -> None:
-    """Cancel what is left on a private loop, close its clients, close it."""
+def _take_loop() -> asyncio.AbstractEventLoop:
+    """An idle private loop, or a new one."""
+    with _idle_lock:
+        loop = _idle.pop() if _idle else None
+    if loop is None:
+        loop = asyncio.new_event_loop()
+    _closers[loop] = []
+    return loop
+
+
+def _shut_down(
+    loop: asyncio.AbstractEventLoop, *tasks: asyncio.Task[Any], reuse: bool = False
+) -> None:
+    """Cancel what is left on a private loop and close its clients; then keep the loop
+    for the next call (`reuse`, if nothing is left on it and fewer than `_IDLE_LOOPS`
+    wait), or close it."""
+    keep = False
     try:
         pending = [task for task in {*tasks, *asyncio.all_tasks(loop)} if not task.done()]
         for task in pending:
@@ -85,9 +113,34 @@ def _shut_down(loop: asyncio.AbstractEventLoop, *tasks: asyncio.Task[Any]) -> No
         closers = _closers.pop(loop, [])
         if closers:
             loop.run_until_complete(_close_all(closers))
-        loop.run_until_complete(loop.shutdown_asyncgens())
+        if reuse and not loop.is_closed() and not asyncio.all_tasks(loop):
+            with _idle_lock:
+                keep = len(_idle) < _IDLE_LOOPS
+                if keep:
+                    _idle.append(loop)
+        if not keep:
+            loop.run_until_complete(loop.shutdown_asyncgens())
     finally:
+        if not keep:
+            loop.close()
+
+
+def _close_idle_loops() -> None:
+    with _idle_lock:
+        loops, _idle[:] = list(_idle), []
+    for loop in loops:
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
+
+
+def _forget_idle_loops() -> None:
+    _idle.clear()  # a forked child must not share its parent's selectors
+
+
+atexit.register(_close_idle_loops)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_idle_loops)
 
 
 async def _close_all(closers: list[Callable[[], Awaitable[None]]]) -> None:
@@ -138,9 +191,8 @@ class SteppedLoop:
             self._worker = concurrent.futures.ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix="wink-stream"
             )
-        self._loop = asyncio.new_event_loop()
+        self._loop = _take_loop()
         self._closed = False
-        _closers[self._loop] = []
 
     def start(self, coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """A task for `coroutine` on this loop, run by the following steps."""
@@ -161,9 +213,9 @@ class SteppedLoop:
         self._closed = True
         try:
             if self._worker is None:
-                _shut_down(self._loop)
+                _shut_down(self._loop, reuse=True)
             else:
-                self._worker.submit(_shut_down, self._loop).result()
+                self._worker.submit(_shut_down, self._loop, reuse=True).result()
         finally:
             if self._worker is not None:
                 self._worker.shutdown(wait=True)
