@@ -254,7 +254,7 @@ def test_help_describes_the_tool(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("command", "options"),
     [
-        ("demo", ["--provider", "--live", "--model"]),
+        ("demo", ["--provider", "--live", "--stream", "--ask", "--batch", "--resume", "--model"]),
         ("emulator", ["--port", "--host", "--script"]),
     ],
 )

@@ -119,6 +119,17 @@ def throttled() -> wink.ThrottleError:
     )
 
 
+def finished_job(adapter: Any) -> wink.BatchJob:
+    """A batch of one item, run to its end on the emulator by `adapter`."""
+    job = adapter.submit_batch([prompt()])
+    while not job.finished:
+        job = adapter.advance_batch(job)
+    return job
+
+
+JOB_JSON = '{"version":1,"type":"wink.batch_job","id":"b","provider":"openai:gpt-4.1","items":[]}'
+
+
 Good = Callable[[Any], object]
 """A valid value, made fresh for each call from the instance the method is called on
 (None for a constructor or a function)."""
@@ -130,6 +141,7 @@ GOOD: dict[str, Good] = {
     "answer": lambda _: '{"city": 3}',
     "arguments": lambda _: {"city": "Paris"},
     "at": lambda _: 10.0,
+    "batch_id": lambda _: "batch_1",
     "attempt": lambda _: 1,
     "blocking": lambda _: False,
     "body": lambda _: {},
@@ -140,6 +152,7 @@ GOOD: dict[str, Good] = {
     "description": lambda _: "Weather by city",
     "default": lambda _: None,
     "dropped": lambda _: 0,
+    "entries": lambda _: (),
     "error": lambda _: throttled(),
     "event": lambda _: wink.TextDelta("hi"),
     "event_type": lambda _: wink.TextDelta,
@@ -155,6 +168,8 @@ GOOD: dict[str, Good] = {
     "id": lambda _: "call_1",
     "index": lambda _: 0,
     "is_error": lambda _: False,
+    "items": lambda _: [prompt()],
+    "job": lambda adapter: adapter.submit_batch([prompt()]),
     "key": lambda _: "task",
     "kind": lambda _: "rate_limit",
     "limit": lambda _: wink.testing.RateLimit(10.0),
@@ -189,6 +204,7 @@ GOOD: dict[str, Good] = {
     "rounds": lambda _: 1,
     "script": lambda _: [],
     "source": lambda _: "emulator",
+    "state": lambda _: "completed",
     "sections": lambda _: [section()],
     "seconds": lambda _: 1.0,
     "sequence": lambda _: 0,
@@ -210,6 +226,7 @@ GOOD: dict[str, Good] = {
     "tool_names": lambda _: (),
     "tool_results": lambda _: (),
     "tools": lambda _: (),
+    "total": lambda _: 1,
     "url": lambda _: "redis://127.0.0.1:6379/0",
     "usage": lambda _: wink.Usage(),
     "value": lambda _: "high",
@@ -241,6 +258,8 @@ GOOD: dict[str, Good] = {
     "Turn.check_parts.received": lambda _: (),
     "parse_script.data": lambda _: {"script": [{"text": "hi"}]},
     "Transcript.from_json.text": lambda _: '{"version": 1, "messages": []}',
+    "BatchJob.from_json.text": lambda _: JOB_JSON,
+    "AnthropicAdapter.batch_results.job": finished_job,
     "Turn.check_history.history": lambda _: (),
 }
 

@@ -24,12 +24,20 @@ from .adapters.options import (
 from .adapters.registry import (
     create_adapter as create_adapter,
 )
+from .core.agent.batch_job import (
+    BatchItem as BatchItem,
+    BatchJob as BatchJob,
+)
 from .core.agent.loop import (
     PromptResponse as PromptResponse,
 )
 from .core.agent.stream import (
     AsyncPromptStream as AsyncPromptStream,
     PromptStream as PromptStream,
+)
+from .core.foundation.batches import (
+    BatchState as BatchState,
+    BatchStatus as BatchStatus,
 )
 from .core.foundation.content import (
     Attachment as Attachment,
@@ -42,6 +50,8 @@ from .core.foundation.errors import (
     AllAdaptersThrottledError as AllAdaptersThrottledError,
     AuthenticationError as AuthenticationError,
     BadRequestError as BadRequestError,
+    BatchCancelledError as BatchCancelledError,
+    BatchExpiredError as BatchExpiredError,
     CircularDependencyError as CircularDependencyError,
     ConfigurationError as ConfigurationError,
     ContentFilteredError as ContentFilteredError,

@@ -31,6 +31,8 @@ examples:
   wink demo --live --provider openai against the real OpenAI API (needs OPENAI_API_KEY)
   wink demo --stream                 the answer streamed, one stream broken and recovered
   wink demo --ask                    you approve (or not) the risky tool of the last step
+  wink demo --batch                  five questions as one provider batch, with a tool round
+  wink demo --batch --live --resume FILE   go on with a live batch saved as JSON
   wink emulator --port 8099          serve the emulator until Ctrl-C
   wink emulator --script turns.json  ... answering from a script of turns and faults"""
 
@@ -40,6 +42,10 @@ raises and a tool that does not exist, gets throttled twice, and still answers: 
 tool failure goes back to the model, the throttles are retried by wink. Then it wants to
 send a storm alert, a tool that waits for a person: the demo's policy decides (or you,
 with --ask), and the run resumes from its transcript saved as JSON.
+
+With --batch, five questions go as one provider batch instead (about half the price,
+answered within 24 hours): a tool round between two batches, a failed tool the model
+reads, an item the provider refuses, the job saved as JSON and resumed.
 
 By default the model is wink's provider emulator, scripted to do exactly that, speaking
 the chosen provider's wire format; with --live it is the real provider."""
@@ -109,11 +115,26 @@ def _parser() -> argparse.ArgumentParser:
         "(default: off, the demo's approval policy decides)",
     )
     demo.add_argument(
+        "--batch",
+        action="store_true",
+        help="submit five questions as one batch of the provider's Batch API, run their "
+        "tool round, read each item's result or error; not with --stream or --ask "
+        "(default: off, evaluate)",
+    )
+    demo.add_argument(
+        "--resume",
+        metavar="FILE",
+        default=None,
+        help="with --batch --live: go on with the batch job saved in FILE by an earlier run "
+        "(a live batch may take hours) (default: none, submit a new batch)",
+    )
+    demo.add_argument(
         "--model",
         default=None,
         help="model name (default: one per provider: gpt-4.1-mini, claude-sonnet-4-6, "
         "gemini-2.5-flash)",
     )
+    demo.set_defaults(refuse=demo.error)
     emulator = commands.add_parser(
         "emulator",
         help="serve the provider emulator over HTTP until Ctrl-C",
@@ -143,6 +164,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `wink` command; returns the process exit code."""
     arguments = _parser().parse_args(argv)
+    if arguments.command == "demo":
+        problem = _demo_problem(arguments)
+        if problem is not None:
+            arguments.refuse(problem)  # `wink demo`'s usage and the problem; exits with 2
     if arguments.command == "emulator":
         return _serve(arguments.host, arguments.port, arguments.script)
     from .demo import run_demo
@@ -153,7 +178,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         model=arguments.model,
         stream=arguments.stream,
         ask=arguments.ask,
+        batch=arguments.batch,
+        resume=arguments.resume,
     )
+
+
+def _demo_problem(arguments: argparse.Namespace) -> str | None:
+    """What is wrong with a combination of `wink demo` options, if anything."""
+    if arguments.batch and (arguments.stream or arguments.ask):
+        return (
+            "--batch cannot be combined with --stream or --ask (a batch is never "
+            "streamed, and its items do not stop to ask a person)"
+        )
+    if arguments.resume is not None and not (arguments.batch and arguments.live):
+        return (
+            "--resume needs --batch --live (the emulator's batches end with "
+            "the demo that made them)"
+        )
+    return None
 
 
 def _serve(host: str, port: int, script_file: str | None) -> int:

@@ -3,8 +3,9 @@
 Against the built-in emulator (default) the model is scripted: it calls a tool with
 invalid arguments, a tool that raises and a tool that does not exist, is throttled twice
 (429 with a `retry-after`), then recovers to a correct answer. A last step runs a tool
-that asks a person first (`wink.demo_approval`). With `--live` the same prompts and
-tools run against the real provider.
+that asks a person first (`wink.demo_approval`). `--batch` sends questions as one
+provider batch instead (`wink.demo_batch`). With `--live` the same prompts and tools run
+against the real provider.
 
 The screen uses rich when it is installed (the `cli` extra) and plain text otherwise.
 """
@@ -51,7 +52,9 @@ __all__ = [
     "PlainScreen",
     "RichScreen",
     "Screen",
+    "demo_adapter",
     "describe_failure",
+    "emulated_adapter",
     "format_arguments",
     "open_screen",
     "run_demo",
@@ -386,13 +389,17 @@ def run_demo(
     screen: Screen | None = None,
     stream: bool = False,
     ask: bool = False,
+    batch: bool = False,
+    resume: str | None = None,
 ) -> int:
     """Run the demo agent; returns the process exit code.
 
     `script` replaces the emulator's scripted model (tests use it to show a failure).
     `stream` streams it instead (`wink.demo_stream`): tokens as they arrive, and a
     stream that breaks mid-answer and recovers. `ask`: the last step's approval is
-    asked at the terminal instead of decided by the demo's policy.
+    asked at the terminal instead of decided by the demo's policy. `batch` runs five
+    questions as one provider batch instead (`wink.demo_batch`); `resume`, with `live`,
+    goes on with a batch job saved as JSON.
     """
     screen = screen if screen is not None else open_screen()
     model = model or _MODELS[provider]
@@ -403,27 +410,24 @@ def run_demo(
         lambda event: show_event(screen, event) if isinstance(event, shown_here) else None
     )
     policy = RetryPolicy(max_attempts=4, initial_delay=0.2, max_delay=5.0)
-    mode = " · streamed" if stream else ""
+    mode = " · streamed" if stream else " · batch" if batch else ""
     screen.panel(f"wink demo · {provider}:{model} · {'LIVE' if live else 'emulator'}{mode}")
     if live and not os.environ.get(_KEYS[provider]):
         screen.line((f"--live needs {_KEYS[provider]} in the environment", "red"))
         return 2
+    if batch:
+        from .demo_batch import run_batch
+
+        return run_batch(screen, provider, model, live=live, resume=resume, retry_policy=policy)
     if live:
-        adapter = _adapter(screen, provider, model, retry_policy=policy)
+        adapter = demo_adapter(screen, provider, model, retry_policy=policy)
         if adapter is None:
             return 1
         with adapter:
             return _run(screen, adapter, session, None, provider, (stream, ask))
     default = _stream_script() if stream else _script()
     with ProviderEmulator(script=list(script or default)) as emulator:
-        adapter = _adapter(
-            screen,
-            provider,
-            model,
-            base_url=emulator.base_url(cast("Provider", provider)),
-            api_key="demo-key-not-secret",
-            retry_policy=policy,
-        )
+        adapter = emulated_adapter(screen, provider, model, emulator, retry_policy=policy)
         if adapter is None:
             return 1
         with adapter:
@@ -460,7 +464,20 @@ def _run(
     return run_approval_step(screen, adapter, emulator, ask_at_the_terminal if ask else None)
 
 
-def _adapter(screen: Screen, provider: str, model: str, **options: Any) -> ProviderAdapter | None:
+def emulated_adapter(
+    screen: Screen, provider: str, model: str, emulator: ProviderEmulator, **options: Any
+) -> ProviderAdapter | None:
+    """`demo_adapter` on the emulator, in `provider`'s wire format."""
+    base_url = emulator.base_url(cast("Provider", provider))
+    return demo_adapter(
+        screen, provider, model, base_url=base_url, api_key="demo-key-not-secret", **options
+    )
+
+
+def demo_adapter(
+    screen: Screen, provider: str, model: str, **options: Any
+) -> ProviderAdapter | None:
+    """The demo's adapter, or None once the screen says why it cannot be built."""
     try:
         return create_adapter(f"{provider}:{model}", **options)
     except ConfigurationError as error:  # the provider's SDK is an optional dependency

@@ -33,6 +33,7 @@ from ..core.transport.exchange import Exchange
 from ..core.transport.http import AsyncTransport, SyncTransport, Transport
 from ..core.transport.runner import Exchanging, Runner
 from ..providers.base import Connection, Provider
+from .batch_methods import BatchMethods
 from .evaluator import Evaluator
 from .options import (
     AdapterOptions,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an 
     # costs little more than importing its SDK
     from ..core.agent.loop import LoopSettings
     from ..core.prompting.session import Session
+    from .batch import BatchRunner
 
 __all__ = ["AdapterOptions", "ProviderAdapter"]
 
@@ -57,7 +59,7 @@ _DEFAULT_MAX_ROUNDS = 50  # = wink.core.agent.loop.DEFAULT_MAX_ROUNDS (not impor
 _DEFAULT_MAX_OUTPUT_RETRIES = 2  # = wink.core.agent.answers.DEFAULT_MAX_OUTPUT_RETRIES
 
 
-class ProviderAdapter(Evaluator):
+class ProviderAdapter(Evaluator, BatchMethods):
     """Runs the one core loop against one provider, named by `provider`
     (`create_adapter("provider:model")`'s prefix); its wire format is `api`, the
     provider's object for this model and settings. A subclass sets only `provider`
@@ -218,14 +220,29 @@ class ProviderAdapter(Evaluator):
         )
 
     def _transport(self, request: ModelRequest, blocking: bool) -> Transport:
+        # in place only on a sync entry point's private loop, and with no deadline to cut
+        # the wait; else on a worker thread
+        return self._client_transport(blocking, offload=request.deadline is not None)
+
+    def _client_transport(self, blocking: bool, *, offload: bool = False) -> Transport:
         client, sync = self._clients.get(blocking=blocking)
         calls = self.api.http_calls
         if not sync:
             return AsyncTransport(calls, client)
-        # in place only on a sync entry point's private loop, and with no deadline to cut
-        # the wait; else on a worker thread
-        offload = not blocking or request.deadline is not None
-        return SyncTransport(calls, client, offload=offload)
+        return SyncTransport(calls, client, offload=offload or not blocking)
+
+    def _batch_runner(self, *, blocking: bool) -> BatchRunner:
+        from .batch import BatchRunner
+
+        return BatchRunner(
+            self.name,
+            self.api,
+            lambda: self._client_transport(blocking),
+            secrets=self._secrets,
+            timeout=self.timeout,
+            retry_policy=self.retry_policy,
+            loop_settings=self.loop_settings(),
+        )
 
     # ---- opening and closing
 

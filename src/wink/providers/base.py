@@ -24,6 +24,7 @@ from ..core.foundation.messages import ModelRequest, ModelResponse
 from ..core.foundation.portable import CallIdRules
 from ..core.foundation.settings import ModelSettings
 from ..core.throttling.headers import NO_RATE_LIMIT_HEADERS, RateLimitHeaders
+from ..core.transport.batches import BatchWire
 from ..core.transport.decoding import StreamFormat
 from ..core.transport.http import HttpCalls, WireRequest
 
@@ -50,7 +51,8 @@ class Provider(ABC):
     (read in order when no key is given), `unsupported_settings` (warned about, not sent),
     `rate_limit_headers`, `telemetry_name` (`gen_ai.provider.name`), `stream_format`
     (None: not streamed on the wire), `call_ids`, `content_rules` (the images, documents
-    and audio it carries, where, within which limits: checked before sending).
+    and audio it carries, where, within which limits: checked before sending). Its batch
+    API, if it has one, is `batch_wire()`.
     """
 
     name: ClassVar[str]
@@ -111,3 +113,10 @@ class Provider(ABC):
         self, prompt_name: str, secrets: tuple[str, ...]
     ) -> AbstractContextManager[None]:
         """Translate what the SDK raises inside the block (`map_sdk_errors`)."""
+
+    # ---- its batch API
+
+    def batch_wire(self) -> BatchWire | None:
+        """Its batch API for this model (`wink.core.transport.batches`), its `batch.py`;
+        None: it has none (docs/batch.md)."""
+        return None

@@ -17,6 +17,9 @@ A request that asks for a stream (`"stream": true`, or Gemini's
 server-sent events in a chunked body, `stream_chunk_size` characters of text per event,
 `stream_chunk_delay` seconds apart. Error answers to it are plain JSON, as the providers
 send them before a stream starts.
+
+The three batch APIs are served too (`batches.py`): each item of a batch is answered as
+the request it stands for would be, from the same script.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from typing import Self
 from ..core.foundation.checks import a_mapping, a_number, a_whole_number, an_instance
 from ..core.foundation.errors import ConfigurationError
 from .asgi import ASGIApp, make_asgi_app
+from .batch_formats import BatchItemRequest, EmulatedBatch, ItemResult
+from .batches import BatchEndpoint, BatchStore, batch_endpoint
 from .caching import PromptCache
 from .faults import Fault, RateLimit
 from .formats import IdSource, as_object
@@ -84,6 +89,7 @@ class ProviderEmulator:
     Use it as a context manager (`with` or `async with`); it serves on 127.0.0.1 from a
     background thread, so sync tests, async tests and in-process clients can all reach it.
     `record_limit` keeps only the latest requests (a long-running server needs a bound).
+    `batch_items_per_poll` is how many items of a batch one retrieve answers (None: all).
     """
 
     def __init__(
@@ -101,9 +107,13 @@ class ProviderEmulator:
         record_limit: int | None = None,
         stream_chunk_size: int = 8,
         stream_chunk_delay: float = 0.0,
+        batch_items_per_poll: int | None = None,
     ) -> None:
         where = "ProviderEmulator"
         a_number(latency, f"{where}(latency=...)", "latency", minimum=0)
+        if batch_items_per_poll is not None:
+            name = "batch_items_per_poll"
+            a_whole_number(batch_items_per_poll, f"{where}({name}=...)", name, minimum=1)
         if seed is not None:
             a_whole_number(seed, f"{where}(seed=...)", "seed")
         if record_limit is not None:
@@ -128,6 +138,7 @@ class ProviderEmulator:
         self._bucket: TokenBucket | None = None
         self._recorded: deque[RecordedRequest] = deque(maxlen=record_limit)
         self._owner = LOG.owner()
+        self._batches = BatchStore(self._ids, self._answer_item, batch_items_per_poll)
         self._reset_stats()
         self.set_script(script)
         self.set_rate_limit(rate_limit)
@@ -321,7 +332,8 @@ class ProviderEmulator:
 
     def reset(self) -> None:
         """`clear()`, and also drop queued turns, pending faults, the schedule, what the
-        emulated models remember of their thinking and the emulated prompt cache."""
+        emulated models remember of their thinking, the emulated prompt cache and the
+        batches."""
         with self._lock:
             self._recorded.clear()
             self._reset_stats()
@@ -330,6 +342,7 @@ class ProviderEmulator:
             self._schedule.clear()
         self._ledger.clear()
         self._cache.clear()
+        self._batches.clear()
 
     def _reset_stats(self) -> None:
         self._stat_requests = self._stat_throttled = self._stat_dropped = self._stat_hung = 0
@@ -342,27 +355,25 @@ class ProviderEmulator:
         """Answer one request; the transport-independent core that both servers call."""
         taken = _Taken()
         try:
+            endpoint = batch_endpoint(raw)
+            if endpoint is not None:
+                return self._batch_request(raw, endpoint, taken)
             return self._answer(raw, taken)
         except Exception as exc:
             return self._failed(raw, taken, exc)
 
-    def _answer(self, raw: RawRequest, taken: _Taken) -> Reply:
+    def _answer(self, raw: RawRequest, taken: _Taken, batch: str | None = None) -> Reply:
+        """One request answered from the script, or one item of `batch` (which takes no
+        injected fault and no rate-limit token: those are its batch's requests')."""
         received = time.time()
         body = parse_body(raw.body)
         route = Route(raw, body, self._ledger)
         with self._lock:
-            self._count += 1
-            self._stat_requests += 1
-            number = taken.number = self._count
+            number = taken.number = self._record(raw, route.provider, body, received, batch)
             taken.provider = route.provider
             headers = redact_headers(raw.headers)
-            self._recorded.append(
-                RecordedRequest(
-                    number, route.provider, raw.method, raw.path, raw.query, body, headers, received
-                )
-            )
-            rate = self._take_token(route)
-            pick, delay = self._pick(number, route, rate, taken)
+            rate = self._take_token(route) if batch is None else None
+            pick, delay = self._pick(number, route, rate, taken, batch is None)
             under = self._peek() if isinstance(pick, Fault) and breaks_stream(pick) else None
             chunking = (self._chunk_size, self._chunk_delay)
         delay += self._latency
@@ -393,6 +404,10 @@ class ProviderEmulator:
                 f"wink emulator: the script is exhausted (request #{number}); enqueue more "
                 "turns or pass default_turn=."
             )
+        if isinstance(pick, Fault) and pick.kind == "batch_expired":
+            if batch is not None:
+                raise BatchExpiry
+            pick = Fault.bad_request("wink emulator: Fault.batch_expired() answers batch items")
         if isinstance(pick, Turn):
             pick.check_parts(tuple(part.label for part in received_parts(wire, fields)))
             if pick.expect_history is not None:
@@ -401,7 +416,7 @@ class ProviderEmulator:
         ctx = WireContext(
             route.model, fields, received, self._ids, rate, self._google_ids, self._ledger
         )
-        if route.stream:
+        if route.stream and batch is None:
             return self._finish(self._render_stream(wire, pick, ctx, delay, under, chunking))
         if isinstance(pick, Fault) and pick.kind in STREAM_FAULTS:
             pick = without_stream(pick)
@@ -451,22 +466,17 @@ class ProviderEmulator:
         return rate
 
     def _pick(
-        self, number: int, route: Route, rate: RateSnapshot | None, taken: _Taken
+        self, number: int, route: Route, rate: RateSnapshot | None, taken: _Taken, faults: bool
     ) -> tuple[ScriptItem | None, float]:
-        """The fault or turn for this request (None: ask the callable); and extra delay."""
+        """The fault or turn for this request (None: ask the callable); and extra delay.
+        `faults`: it takes the rate limit's, scheduled and injected faults first."""
         if route.provider is None or route.not_found:
             return None, 0.0
-        if rate is not None and rate.retry_after is not None:
-            style = "both" if self._rate_headers() else "seconds"
-            return Fault.rate_limit(rate.retry_after, header_style=style), 0.0
         delay = 0.0
-        fault = self._schedule.pop(number, None)
-        if fault is None:
-            fault = taken.injected = self._take_injected()
-        if fault is not None and fault.kind == "latency":
-            delay, fault = fault.seconds, None
-        if fault is not None:
-            return fault, delay
+        if faults:
+            fault, delay = self._fault(number, rate, taken)
+            if fault is not None:
+                return fault, delay
         if route.problem is not None:
             return Fault.bad_request(route.problem), delay
         if route.rejection is not None:
@@ -479,6 +489,77 @@ class ProviderEmulator:
                 continue
             return item, delay
         return None, delay
+
+    def _fault(
+        self, number: int, rate: RateSnapshot | None, taken: _Taken
+    ) -> tuple[Fault | None, float]:
+        """The rate limit's 429, else the scheduled or injected fault for this request,
+        if any; and the latency it adds."""
+        if rate is not None and rate.retry_after is not None:
+            style = "both" if self._rate_headers() else "seconds"
+            return Fault.rate_limit(rate.retry_after, header_style=style), 0.0
+        fault = self._schedule.pop(number, None)
+        if fault is None:
+            fault = taken.injected = self._take_injected()
+        if fault is not None and fault.kind == "latency":
+            return None, fault.seconds
+        return fault, 0.0
+
+    def _record(
+        self, raw: RawRequest, provider: Provider | None, body: object, at: float, batch: str | None
+    ) -> int:
+        """Count and record a request (under the lock); its number."""
+        self._count += 1
+        self._stat_requests += 1
+        number = self._count
+        headers = redact_headers(raw.headers)
+        self._recorded.append(
+            RecordedRequest(
+                number, provider, raw.method, raw.path, raw.query, body, headers, at, batch
+            )
+        )
+        return number
+
+    # --- batches (batches.py)
+
+    def _batch_request(self, raw: RawRequest, endpoint: BatchEndpoint, taken: _Taken) -> Reply:
+        """A request to a batch API: its faults and rate limit first, then the batch's."""
+        received = time.time()
+        provider = endpoint.provider
+        with self._lock:
+            number = taken.number = self._record(
+                raw, provider, parse_body(raw.body), received, None
+            )
+            taken.provider = provider
+            rate = None
+            if self._bucket is not None:
+                rate = self._bucket.take(time.monotonic())
+                self._stat_throttled += rate.retry_after is not None
+            fault, delay = self._fault(number, rate, taken)
+        wire = WIRES[provider]
+        ctx = WireContext("", {}, received, self._ids, rate, self._google_ids, self._ledger)
+        if fault is not None:
+            return self._finish(self._render(wire, fault, ctx, delay + self._latency))
+        rendered = self._batches.handle(endpoint, raw, ctx)
+        headers = self._with_rate(wire, rendered, ctx)
+        return self._finish(Reply(rendered.status, headers, rendered.body, delay + self._latency))
+
+    def _answer_item(self, batch: EmulatedBatch, item: BatchItemRequest) -> ItemResult | None:
+        """One item of `batch`, answered as its route answers the same request (None:
+        the script says the batch expires here)."""
+        raw = RawRequest("POST", item.path, "", {"content-type": "application/json"}, item.body)
+        taken = _Taken()
+        try:
+            reply = self._answer(raw, taken, batch.id)
+        except BatchExpiry:
+            return None
+        except Exception as exc:
+            reply = self._failed(raw, taken, exc)
+        if reply.action != "respond" or reply.pieces is not None:  # a cut connection, a hang
+            ctx = WireContext("", {}, time.time(), self._ids)
+            rendered = WIRES[batch.provider].render_fault(Fault.server_error(), ctx)
+            return ItemResult(rendered.status, rendered.body)
+        return ItemResult(reply.status, reply.body)
 
     def _take_injected(self) -> Fault | None:
         if not self._injected:
@@ -565,6 +646,10 @@ class ProviderEmulator:
             else:
                 self._stat_responses[reply.status] = self._stat_responses.get(reply.status, 0) + 1
         return reply
+
+
+class BatchExpiry(Exception):
+    """A script's `Fault.batch_expired()` met by a batch item: the batch expires there."""
 
 
 def _check_fault(call: str, fault: object) -> None:

@@ -31,6 +31,7 @@ FaultKind = Literal[
     "stream_reset",
     "stream_malformed",
     "stream_truncated",
+    "batch_expired",
 ]
 """What a `Fault` does (`Fault.kind`); each has its constructor, e.g. `Fault.rate_limit()`."""
 HeaderStyle = Literal["seconds", "ms", "both"]
@@ -217,6 +218,13 @@ class Fault:
         """After `after` events, end the body cleanly, without the terminal event."""
         _check_count(after, "stream_truncated")
         return cls("stream_truncated", after=after)
+
+    @classmethod
+    def batch_expired(cls) -> Fault:
+        """In a script answering a batch's items: the batch's 24 hours run out when this
+        item's turn comes; it and the items after it never run, and the batch ends
+        expired. A request that is not a batch item gets a 400 saying so."""
+        return cls("batch_expired")
 
 
 @dataclass(frozen=True, slots=True)

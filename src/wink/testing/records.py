@@ -41,7 +41,8 @@ class RecordedRequest:
     """One request as received: `body` is the parsed JSON, or the raw text if it was not JSON.
 
     `number` counts every request since the emulator started (1-based); `received_at` is
-    `time.time()` on arrival.
+    `time.time()` on arrival. An item of a batch is recorded as the request it stands for
+    (its route, its body), `batch` naming the batch (None for a request that came alone).
     """
 
     number: int
@@ -52,6 +53,7 @@ class RecordedRequest:
     body: Any
     headers: Mapping[str, str]
     received_at: float
+    batch: str | None = None
 
     @property
     def history(self) -> tuple[HistoryEntry, ...]:

@@ -61,6 +61,7 @@ from ..telemetry.spans import Telemetry, current_trace, traced_evaluation
 from ..throttling.retry import RetryPolicy
 from .answers import DEFAULT_MAX_OUTPUT_RETRIES, Rejection, StructuredAnswers
 from .conversation import ANSWER_HELD, ANSWER_TAKEN, Approvals, held_calls, in_call_order, resume
+from .deferred import AnswerLater, LoopState
 from .executor import ToolExecution, ToolExecutor, wire_safe_call
 
 __all__ = [
@@ -168,13 +169,16 @@ async def run_evaluation(
     attachments: tuple[Attachment, ...] = (),
     history: Transcript | None = None,
     approvals: Approvals | None = None,
+    resume: LoopState | None = None,
 ) -> PromptResponse[OutputT]:
     """Drive `prompt` to a final answer through `client`; see the module docstring.
 
     `attachments` (the call's images, documents, audio) follow the rendered prompt in
     the first user turn. With a `history` (checked with `approvals` at the call:
     `check_continuation`), the conversation goes on from it
-    (`wink.core.agent.conversation`).
+    (`wink.core.agent.conversation`). A client may answer a request later
+    (`AnswerLater`, a batch): the evaluation stops there, and `resume` (the state it
+    stopped in) goes on from that request (`wink.core.agent.deferred`).
 
     With a `sink`, every request is streamed into it and the loop adds its own events
     (`ToolInvoked` as each tool finishes, `RoundFinished`, `RoundRestarted`): the same
@@ -197,8 +201,10 @@ async def run_evaluation(
                 progress,
                 sink,
                 attachments,
-                (history, approvals or {}),
+                (history, approvals or {}, resume),
             )
+        except AnswerLater:  # stopped to wait for the answer: not a failure
+            raise
         except WinkError as error:
             _record_failure(session, client, prompt.name, error, progress, tracker)
             raise
@@ -246,31 +252,35 @@ async def _evaluate(
     progress: _Progress,
     sink: EventSink | None,
     attachments: tuple[Attachment, ...],
-    continued: tuple[Transcript | None, Approvals],
+    continued: tuple[Transcript | None, Approvals, LoopState | None],
 ) -> PromptResponse[OutputT]:
     name = prompt.name
-    history, approvals = continued
+    history, approvals, state = continued
     rendered = prompt.render(session=session)
     tools = await offered_tools(
         rendered.tools, rendered.tool_sources, deadline=deadline, prompt_name=name
     )
-    session.dispatch(
-        PromptRendered(
-            prompt_name=name,
-            adapter=client.name,
-            text=rendered.text,
-            tool_names=tuple(tool.name for tool in tools),
+    if state is None:  # a resumed evaluation was rendered when it started
+        session.dispatch(
+            PromptRendered(
+                prompt_name=name,
+                adapter=client.name,
+                text=rendered.text,
+                tool_names=tuple(tool.name for tool in tools),
+            )
         )
-    )
     specs = tuple(ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in tools)
     messages: list[Message] = list(history) if history is not None else []
     resuming = history is not None and bool(history.pending)
-    if not resuming:  # else the person's answers are the next turn
+    if state is not None:  # where it stopped, waiting for an answer
+        messages = list(state.messages)
+        progress.rounds, tracker.usage = state.round - 1, state.usage
+    elif not resuming:  # else the person's answers are the next turn
         messages.append(_first_turn(rendered.text, rendered.parts, attachments))
     system = (SystemMessage(rendered.instructions),) if rendered.instructions else ()
-    invocations: list[ToolInvoked] = []
-    thoughts: list[str] = []
-    failed_rounds = 0
+    invocations: list[ToolInvoked] = list(state.invocations) if state is not None else []
+    thoughts: list[str] = list(state.thoughts) if state is not None else []
+    failed_rounds = state.failed_rounds if state is not None else 0
     output: Any = None
     pending: tuple[PendingToolCall, ...] = ()
     answers = (
@@ -278,6 +288,8 @@ async def _evaluate(
         if rendered.output_type is not None
         else None
     )
+    if answers is not None and state is not None:
+        answers.rejected = state.rejected
     with prompt.resources.open_scope() as scope:
         executor = ToolExecutor(
             {tool.name: tool for tool in tools},
@@ -308,9 +320,21 @@ async def _evaluate(
             request = ModelRequest(
                 name, (*system, *messages), specs, rendered.output, deadline=deadline
             )
-            response = await _request(
-                client, request, settings, tracker, deadline, session, sink, progress.rounds
-            )
+            try:
+                response = await _request(
+                    client, request, settings, tracker, deadline, session, sink, progress.rounds
+                )
+            except AnswerLater as later:  # the answer comes later: say where to go on from
+                later.state = LoopState(
+                    tuple(cast(list[TranscriptMessage], messages)),
+                    progress.rounds,
+                    failed_rounds,
+                    tracker.usage,
+                    answers.rejected if answers is not None else 0,
+                    tuple(thoughts),
+                    tuple(invocations),
+                )
+                raise
             progress.phase = "response"
             _note_thinking(session, client, name, progress.rounds, response, thoughts)
             if response.finish_reason == "paused":  # a long turn, stopped part-way: it goes

@@ -29,6 +29,8 @@
     + ThrottleError
     + AllAdaptersFailedError
       + AllAdaptersThrottledError
+    + BatchExpiredError
+    + BatchCancelledError
   - ResourceError
     + UnboundResourceError
     + CircularDependencyError
@@ -42,8 +44,10 @@ raised before sending a part the provider cannot take), a key or an account to f
 (`AuthenticationError`, `PermissionDeniedError`), a model name to fix (`NotFoundError`),
 content a filter blocked (`ContentFilteredError`), an answer that ended without a usable
 final answer (`OutputTruncatedError`, `RefusalError`), or a throttle to wait out
-(`ThrottleError`). `ProviderError` is not about LLM providers: it is a resource factory
-that raised (`wink.core.prompting.resources`).
+(`ThrottleError`). A batch item that never ran is `BatchExpiredError` (the batch's
+window ended first) or `BatchCancelledError` (the batch was cancelled first); an item the
+provider did run and refused raises what `evaluate` raises. `ProviderError` is not about
+LLM providers: it is a resource factory that raised (`wink.core.prompting.resources`).
 
 `AllAdaptersThrottledError` is also a `ThrottleError`: `except ThrottleError` catches a
 `FallbackAdapter` whose adapters were all throttled.
@@ -70,6 +74,8 @@ __all__ = [
     "AllAdaptersThrottledError",
     "AuthenticationError",
     "BadRequestError",
+    "BatchCancelledError",
+    "BatchExpiredError",
     "CircularDependencyError",
     "ConfigurationError",
     "ContentFilteredError",
@@ -559,6 +565,18 @@ class AllAdaptersThrottledError(ThrottleError, AllAdaptersFailedError):
     ) -> None:
         super().__init__(message, prompt_name=prompt_name, details=details)
         self.failures = tuple(failures)
+
+
+# --- batch items that never ran (docs/batch.md)
+
+
+class BatchExpiredError(PromptEvaluationError):
+    """The batch's processing window (24 hours) ended before this item ran: nothing was
+    answered, nothing billed. Submit it again (in a new batch, or with `evaluate`)."""
+
+
+class BatchCancelledError(PromptEvaluationError):
+    """The batch was cancelled before this item ran: nothing was answered for it."""
 
 
 # --- resources

@@ -37,7 +37,14 @@ from .messages import (
     UserMessage,
 )
 
-__all__ = ["TRANSCRIPT_VERSION", "TranscriptMessage", "dump_transcript", "invalid", "load_messages"]
+__all__ = [
+    "TRANSCRIPT_VERSION",
+    "JsonReader",
+    "TranscriptMessage",
+    "dump_transcript",
+    "invalid",
+    "load_messages",
+]
 
 TRANSCRIPT_VERSION = 1
 """The version of the JSON format `dump_transcript` writes and `load_messages` reads."""
@@ -70,7 +77,7 @@ def load_messages(text: str | bytes) -> list[TranscriptMessage]:
         document = json.loads(text)
     except ValueError as error:
         raise invalid(f"the text is not JSON ({error})") from error
-    top = _Reader(document, "the transcript")
+    top = JsonReader(document, "the transcript")
     version = top.take("version", int)
     if version != TRANSCRIPT_VERSION:
         raise invalid(
@@ -162,19 +169,29 @@ def _dump_thinking(part: ThinkingPart) -> dict[str, Any]:
 # --- reading
 
 
-class _Reader:
-    """One JSON object of the document: its fields taken one by one, the rest refused."""
+class JsonReader:
+    """One JSON object of a document wink wrote (`what`: a transcript, a batch job): its
+    fields taken one by one, the rest refused, each problem an `InvalidArgumentError`
+    that names the place."""
 
-    def __init__(self, value: object, where: str) -> None:
+    def __init__(self, value: object, where: str, what: str = "transcript") -> None:
+        self.what = what
         if not isinstance(value, dict):
-            raise invalid(f"{where} must be a JSON object, got {_json_kind(value)}")
+            raise self.invalid(f"{where} must be a JSON object, got {_json_kind(value)}")
         self.fields = cast(dict[str, Any], value)
         self.where = where
         self.taken: set[str] = set()
 
+    def invalid(self, problem: str) -> InvalidArgumentError:
+        return invalid(problem, self.what)
+
+    def within(self, name: str) -> JsonReader:
+        """The reader of the object in field `name`."""
+        return JsonReader(self.take(name, dict), f"{self.where}.{name}", self.what)
+
     def take(self, name: str, kind: type[Any]) -> Any:
         if name not in self.fields:
-            raise invalid(f"{self.where} has no {name!r}")
+            raise self.invalid(f"{self.where} has no {name!r}")
         return self.optional(name, kind)
 
     def optional(self, name: str, kind: type[Any], default: Any = None) -> Any:
@@ -184,14 +201,14 @@ class _Reader:
         value = self.fields[name]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             expected = _KINDS.get(kind, kind.__name__)
-            raise invalid(f"{self.where}.{name} must be {expected}, got {_json_kind(value)}")
+            raise self.invalid(f"{self.where}.{name} must be {expected}, got {_json_kind(value)}")
         return value
 
     def done(self) -> None:
         unknown = sorted(set(self.fields) - self.taken)
         if unknown:
             known = ", ".join(sorted(self.taken))
-            raise invalid(
+            raise self.invalid(
                 f"{self.where} has the unknown field {unknown[0]!r} (known: {known}); it was "
                 "written by a newer wink, or edited"
             )
@@ -221,12 +238,13 @@ def _json_kind(value: object) -> str:
     return _JSON_KINDS.get(type(value)) or kind_of(value)
 
 
-def invalid(problem: str) -> InvalidArgumentError:
-    return InvalidArgumentError(f"not a wink transcript: {problem}", argument="text")
+def invalid(problem: str, what: str = "transcript") -> InvalidArgumentError:
+    """`problem` with a document wink reads: "not a wink transcript: ..."."""
+    return InvalidArgumentError(f"not a wink {what}: {problem}", argument="text")
 
 
 def _load(item: object, where: str) -> TranscriptMessage:
-    reader = _Reader(item, where)
+    reader = JsonReader(item, where)
     kind = reader.take("type", str)
     if kind == "user":
         parts = _load_parts(reader.take("content", list), where, ("cache_point",))
@@ -257,7 +275,7 @@ def _load_parts(items: list[Any], where: str, more: tuple[str, ...]) -> tuple[Us
     known = ("text", *_MEDIA, *more)
     parts: list[UserPart] = []
     for index, item in enumerate(items):
-        reader = _Reader(item, f"{where}.content[{index}]")
+        reader = JsonReader(item, f"{where}.content[{index}]")
         kind = reader.take("type", str)
         if kind not in known:
             listed = ", ".join(known)
@@ -272,7 +290,7 @@ def _load_parts(items: list[Any], where: str, more: tuple[str, ...]) -> tuple[Us
     return tuple(parts)
 
 
-def _load_media(reader: _Reader, kind: type[Attachment]) -> Attachment:
+def _load_media(reader: JsonReader, kind: type[Attachment]) -> Attachment:
     media_type = reader.take("media_type", str)
     encoded, url = reader.optional("data", str), reader.optional("url", str)
     name = reader.optional("name", str)
@@ -283,7 +301,7 @@ def _load_media(reader: _Reader, kind: type[Attachment]) -> Attachment:
         raise invalid(f"{reader.where}: {error}") from error
 
 
-def _load_assistant(reader: _Reader) -> AssistantMessage:
+def _load_assistant(reader: JsonReader) -> AssistantMessage:
     where = reader.where
     calls = reader.optional("tool_calls", list, [])
     thinking = reader.optional("thinking", list, [])
@@ -299,7 +317,7 @@ def _load_assistant(reader: _Reader) -> AssistantMessage:
 
 
 def _load_call(item: object, where: str) -> ToolCall:
-    reader = _Reader(item, where)
+    reader = JsonReader(item, where)
     arguments = reader.take("arguments", object)
     if not isinstance(arguments, str | dict):
         raise invalid(f"{where}.arguments must be an object or a string")
@@ -314,7 +332,7 @@ def _load_call(item: object, where: str) -> ToolCall:
 
 
 def _load_thinking(item: object, where: str) -> ThinkingPart:
-    reader = _Reader(item, where)
+    reader = JsonReader(item, where)
     part = ThinkingPart(
         provider=reader.take("provider", str),
         text=reader.optional("text", str),
@@ -327,7 +345,7 @@ def _load_thinking(item: object, where: str) -> ThinkingPart:
 
 
 def _load_native(item: dict[str, Any], where: str) -> NativeOutput:
-    reader = _Reader(item, where)
+    reader = JsonReader(item, where)
     provider = reader.take("provider", str)
     items = reader.take("items", list)
     for index, entry in enumerate(items):

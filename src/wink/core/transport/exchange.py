@@ -71,6 +71,22 @@ class Exchange:
             content, headers = await transport.post(wire, self._time_limit(request))
         return self._parse_body(request, content, headers)
 
+    def encode(self, request: ModelRequest) -> EncodedRequest:
+        """The request as `request` sends it, byte for byte, without sending it (a batch
+        item); fails as `request` does, `phase="request"`, for what cannot be sent."""
+        return self._wire(request)
+
+    def decode(self, request: ModelRequest, data: Any) -> ModelResponse:
+        """A 2xx answer body that came some other way (a batch's results), decoded JSON,
+        read as `request` reads its answer."""
+        try:
+            return self.translator.parse_response(data)
+        except ValueError as error:  # MalformedResponse
+            text = json.dumps(data, ensure_ascii=False, default=str)
+            raise response_shape_error(
+                request.prompt_name, str(error), body=text[:2000], secrets=self._secrets
+            ) from error
+
     async def stream(
         self,
         request: ModelRequest,

@@ -17,6 +17,7 @@ raw call can bring its own.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -63,13 +64,20 @@ class OpenStream(Protocol):
 
 
 class Transport(Protocol):
-    """What the runner sends through; raises the SDK's own exceptions (mapped above it)."""
+    """What the runner sends through; raises the SDK's own exceptions (mapped above it).
+
+    `call(fn)` runs `fn(client)`, one of the SDK's own documented calls (a batch's file
+    upload, a retrieve), the way this transport runs its client: awaited for an async
+    client, in place or on a worker thread for a sync one.
+    """
 
     async def post(
         self, wire: EncodedRequest, time_limit: float
     ) -> tuple[bytes | str, Mapping[str, str]]: ...
 
     async def open_stream(self, wire: EncodedRequest, time_limit: float) -> OpenStream: ...
+
+    async def call(self, fn: Callable[[Any], Any]) -> Any: ...
 
 
 class HttpCalls(Protocol):
@@ -112,6 +120,10 @@ class AsyncTransport:
     async def open_stream(self, wire: EncodedRequest, time_limit: float) -> OpenStream:
         return _AsyncBody(await self._calls.open_stream_async(self._client, wire, time_limit))
 
+    async def call(self, fn: Callable[[Any], Any]) -> Any:
+        result = fn(self._client)
+        return await result if inspect.isawaitable(result) else result
+
 
 class SyncTransport:
     """A sync client: called in place on a private loop, or on a worker thread when
@@ -132,6 +144,9 @@ class SyncTransport:
     async def open_stream(self, wire: EncodedRequest, time_limit: float) -> OpenStream:
         response = await self._call(self._calls.open_stream, self._client, wire, time_limit)
         return _SyncBody(response, self._call)
+
+    async def call(self, fn: Callable[[Any], Any]) -> Any:
+        return await self._call(fn, self._client)
 
     async def _call(self, function: Callable[..., Any], *args: Any) -> Any:
         if self._offload:

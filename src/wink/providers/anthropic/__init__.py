@@ -18,15 +18,18 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
     ) from _missing
 
 from ...core.foundation.messages import ModelRequest, ModelResponse
+from ...core.transport.batches import BatchWire
 from ...core.transport.http import HttpCalls, StainlessCalls, WireRequest
 from ..base import Provider
 from . import messages
+from .batch import AnthropicBatches
 from .stream import AnthropicStream
 from .thinking import anthropic_thinking
 
 __all__ = ["Anthropic"]
 
 _CALLS = StainlessCalls(httpx2.Response)
+_BATCHES = AnthropicBatches()
 
 
 class Anthropic(Provider):
@@ -68,6 +71,9 @@ class Anthropic(Provider):
 
     def parse_response(self, data: Any) -> ModelResponse:
         return messages.parse_response(data)
+
+    def batch_wire(self) -> BatchWire:
+        return _BATCHES
 
     def map_errors(
         self, prompt_name: str, secrets: tuple[str, ...]

@@ -57,6 +57,7 @@ from .thinking import anthropic_thinking
 
 __all__ = [
     "CONTENT_RULES",
+    "ERROR_STATUS",
     "PROVIDER",
     "RATE_LIMIT_HEADERS",
     "anthropic_error_facts",
@@ -417,6 +418,22 @@ _SPEND_LIMITS = (anthropic.ContractSpendLimitReachedError, anthropic.EnforcedSpe
 _CONTEXT_WINDOW_WORDS = ("prompt is too long", "exceed context limit")
 # An empty balance is a 400 invalid_request_error, not a 429 or a 402 (docs/adapters).
 _NO_CREDIT_WORDS = "credit balance is too low"
+
+
+# The error type of an error body -> the HTTP status it stands for (the API's table), for
+# the bodies that come without one: a stream's error event, a batch's errored item.
+ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
 
 
 def anthropic_error_facts(

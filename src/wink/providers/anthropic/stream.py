@@ -17,23 +17,10 @@ from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
 from ...core.transport.decoding import Parse, ToolCalls, decode_json, stream_failure, truncated
 from ...core.transport.errors import MalformedResponse
-from .messages import anthropic_error_facts
+from .messages import ERROR_STATUS, anthropic_error_facts
 
 __all__ = ["AnthropicStream", "AnthropicStreamDecoder"]
 
-# The error type of an error event -> the HTTP status it stands for (the API's table).
-_STATUS_BY_TYPE = {
-    "invalid_request_error": 400,
-    "authentication_error": 401,
-    "billing_error": 402,
-    "permission_error": 403,
-    "not_found_error": 404,
-    "request_too_large": 413,
-    "rate_limit_error": 429,
-    "api_error": 500,
-    "timeout_error": 504,
-    "overloaded_error": 529,
-}
 _CALL_BLOCKS = frozenset({"tool_use"})  # client tools; server tools run at Anthropic
 
 
@@ -215,7 +202,7 @@ class AnthropicStreamDecoder:
     def _failure(self, error: Any) -> PromptEvaluationError:
         detail = cast(dict[str, Any], error) if isinstance(error, dict) else {}
         kind = detail.get("type")
-        status = _STATUS_BY_TYPE.get(kind, 500) if isinstance(kind, str) else 500
+        status = ERROR_STATUS.get(kind, 500) if isinstance(kind, str) else 500
         body = {"type": "error", "error": detail}
         facts = anthropic_error_facts(status, body, "an error event in the stream")
         return stream_failure(self._prompt, facts, self._secrets)

@@ -17,9 +17,11 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
 
 from ...core.foundation.messages import ModelRequest, ModelResponse
 from ...core.foundation.portable import CallIdRules
+from ...core.transport.batches import BatchWire
 from ...core.transport.http import HttpCalls, WireRequest
 from ..base import Provider
 from . import generate
+from .batch import GeminiBatches
 from .http import DEFAULT_BASE_URL, GeminiCalls, api_key_from_env, endpoint, map_errors
 from .stream import GeminiStream
 from .thinking import gemini_thinking_config
@@ -72,6 +74,10 @@ class Gemini(Provider):
 
     def parse_response(self, data: Any) -> ModelResponse:
         return generate.parse_response(data)
+
+    def batch_wire(self) -> BatchWire:
+        base = self.connection.base_url or DEFAULT_BASE_URL
+        return GeminiBatches(base, self.model, GeminiCalls(self.key))
 
     def map_errors(
         self, prompt_name: str, secrets: tuple[str, ...]

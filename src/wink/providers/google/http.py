@@ -22,8 +22,10 @@ __all__ = [
     "GeminiCalls",
     "GeminiErrorAnswer",
     "api_key_from_env",
+    "content_of",
     "endpoint",
     "map_errors",
+    "resource_url",
 ]
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
@@ -91,10 +93,16 @@ def map_errors(
 
 
 @functools.lru_cache(maxsize=64)
-def endpoint(base_url: str, model: str) -> str:
-    """`{base_url}/v1beta/models/{model}:generateContent` (the adapter checked base_url)."""
+def endpoint(base_url: str, model: str, method: str = "generateContent") -> str:
+    """`{base_url}/v1beta/models/{model}:generateContent` (the adapter checked base_url),
+    or another method of the model (`batchGenerateContent`)."""
     name = model if model.startswith(_MODEL_PREFIXES) else f"models/{model}"
-    return f"{base_url.rstrip('/')}/{_API_VERSION}/{name}:generateContent"
+    return f"{base_url.rstrip('/')}/{_API_VERSION}/{name}:{method}"
+
+
+def resource_url(base_url: str, name: str) -> str:
+    """`{base_url}/v1beta/{name}`: a resource the API named (`batches/...`)."""
+    return f"{base_url.rstrip('/')}/{_API_VERSION}/{name}"
 
 
 def api_key_from_env() -> str | None:
@@ -113,7 +121,7 @@ class GeminiCalls:
     def __init__(self, key: Callable[[], str | None]) -> None:
         self._key = key
 
-    def _headers_for(self, client: httpx2.Client | httpx2.AsyncClient) -> dict[str, str] | None:
+    def headers_for(self, client: httpx2.Client | httpx2.AsyncClient) -> dict[str, str] | None:
         """What a request adds to the client's headers: nothing on wink's own clients; the
         key (unless the caller's client carries one) and the content type on a caller's."""
         present = client.headers
@@ -129,9 +137,9 @@ class GeminiCalls:
         if not isinstance(client, httpx2.Client):
             raise _not_a_client(client)
         response = client.post(
-            wire.path, content=wire.content, headers=self._headers_for(client), timeout=time_limit
+            wire.path, content=wire.content, headers=self.headers_for(client), timeout=time_limit
         )
-        return _content(response), response.headers
+        return content_of(response), response.headers
 
     async def post_async(
         self, client: Any, wire: EncodedRequest, time_limit: float
@@ -139,9 +147,9 @@ class GeminiCalls:
         if not isinstance(client, httpx2.AsyncClient):
             raise _not_a_client(client)
         response = await client.post(
-            wire.path, content=wire.content, headers=self._headers_for(client), timeout=time_limit
+            wire.path, content=wire.content, headers=self.headers_for(client), timeout=time_limit
         )
-        return _content(response), response.headers
+        return content_of(response), response.headers
 
     def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
         if not isinstance(client, httpx2.Client):
@@ -150,7 +158,7 @@ class GeminiCalls:
             "POST",
             wire.path,
             content=wire.content,
-            headers=self._headers_for(client),
+            headers=self.headers_for(client),
             timeout=time_limit,
         )
         response = client.send(request, stream=True)
@@ -166,7 +174,7 @@ class GeminiCalls:
             "POST",
             wire.path,
             content=wire.content,
-            headers=self._headers_for(client),
+            headers=self.headers_for(client),
             timeout=time_limit,
         )
         response = await client.send(request, stream=True)
@@ -176,7 +184,7 @@ class GeminiCalls:
         return response
 
 
-def _content(response: httpx2.Response) -> bytes:
+def content_of(response: httpx2.Response) -> bytes:
     """The body of a 2xx; any other status is an error answer, classified by status."""
     if not response.is_success:
         raise GeminiErrorAnswer(response)

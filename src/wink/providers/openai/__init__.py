@@ -12,9 +12,11 @@ import httpx2
 import openai
 
 from ...core.foundation.messages import ModelRequest, ModelResponse
+from ...core.transport.batches import BatchWire
 from ...core.transport.http import HttpCalls, StainlessCalls, WireRequest
 from ..base import Provider
 from . import chat, responses
+from .batch import OpenAIBatches
 from .chat_stream import ChatStream
 from .client import RATE_LIMIT_HEADERS, load_openai_client, map_openai_errors
 from .responses_stream import ResponsesStream
@@ -23,6 +25,8 @@ from .thinking import openai_reasoning_effort
 __all__ = ["OpenAIChat", "OpenAIResponses"]
 
 _CALLS = StainlessCalls(httpx2.Response)
+_CHAT_BATCHES = OpenAIBatches("/v1/chat/completions")  # the Batch API's endpoint names
+_RESPONSES_BATCHES = OpenAIBatches("/v1/responses")
 
 
 class _OpenAI(Provider):
@@ -72,6 +76,9 @@ class OpenAIChat(_OpenAI):
     def parse_response(self, data: Any) -> ModelResponse:
         return chat.parse_response(data)
 
+    def batch_wire(self) -> BatchWire:
+        return _CHAT_BATCHES
+
 
 class OpenAIResponses(_OpenAI):
     """The Responses API (`POST /responses`)."""
@@ -88,3 +95,6 @@ class OpenAIResponses(_OpenAI):
 
     def parse_response(self, data: Any) -> ModelResponse:
         return responses.parse_response(data)
+
+    def batch_wire(self) -> BatchWire:
+        return _RESPONSES_BATCHES
