@@ -29,6 +29,7 @@ from wink import (
     BatchItem,
     BatchJob,
     BatchStatus,
+    Budget,
     ContentFilteredError,
     InvalidArgumentError,
     PromptEvaluationError,
@@ -324,3 +325,40 @@ def test_bad_jobs_and_items_are_typed(provider_emulator_factory: Any) -> None:
         adapter.advance_batch(bare)
     with pytest.raises(InvalidArgumentError):
         BatchJob.from_json(job.to_json(), items=[batches.prompt_for(0), batches.prompt_for(1)])
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_budgets_and_limits_hold_across_batches_as_in_evaluate(
+    provider: str, provider_emulator_factory: Any
+) -> None:
+    """A budget counts the requests and tokens of every round, whichever batch carried
+    them, and a round limit stops an item whose tool failed as one whose tool worked: each
+    failure is evaluate's, after the same round."""
+    emulator = provider_emulator_factory(script=batches.script)
+    tool_item, failing_tool = batches.prompt_for(1), batches.prompt_for(6)  # Atlantis
+    looping = batches.prompt_for(batches.LOOPING)  # calls tools forever
+    cases: list[tuple[Any, dict[str, Any]]] = [
+        (tool_item, {"budget": Budget(max_requests=1)}),
+        (tool_item, {"budget": Budget(max_total_tokens=1)}),
+        (tool_item, {"max_rounds": 1}),
+        (failing_tool, {"max_rounds": 1}),
+        (looping, {"budget": Budget(max_requests=2)}),  # counted across two batches
+        (looping, {"max_rounds": 3}),
+    ]
+    adapter = make_adapter(provider, emulator)
+    expected: list[Any] = []
+    for prompt, options in cases:
+        try:
+            expected.append(adapter.evaluate(prompt, session=Session(), **options))
+        except WinkError as error:
+            expected.append(error)
+    emulator.reset()
+    job = adapter.submit_batch(
+        [BatchItem(prompt, key=f"k{n}", **options) for n, (prompt, options) in enumerate(cases)]
+    )
+    job, _ = _run(adapter, job, through_json=False)
+    got = adapter.batch_results(job)
+    assert [batches.summary(result) for result in got] == [
+        batches.summary(result) for result in expected
+    ]
+    assert [getattr(result, "phase", None) for result in got] == ["budget"] * 6
