@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from wink import (
     ToolInvoked,
     ToolResult,
     Transcript,
+    UnsupportedSettingWarning,
 )
 from wink.adapters.base import ProviderAdapter
 from wink.testing import EmulatedToolCall, ProviderEmulator, Turn
@@ -230,3 +232,26 @@ def test_an_approval_resumes_in_another_process_after_a_json_round_trip(
     assert Transcript.from_json(saved.read_text(encoding="utf-8")).pending == (
         PendingToolCall(waiting.pending[0].id, "transfer", {"euros": 900}),
     )
+
+
+@pytest.mark.parametrize("first", ["openai", "openai-responses", "google"])
+def test_calls_another_provider_made_are_approved_on_claude_with_thinking(first: str) -> None:
+    """The tool round another provider started goes on on Claude with thinking on: that
+    request goes out with thinking off (Claude's API refuses another model's tool turn
+    with thinking on, and no signature can be made up), and says so; the next user
+    message has thinking again."""
+    with ProviderEmulator() as emu:
+        waiting = waiting_on(first, emu)
+        emu.enqueue(Turn.text("Rent paid.", thinking="Both went out."), Turn.text("Noted."))
+        claude = make_adapter("anthropic", emu, thinking=2048)
+        with pytest.warns(UnsupportedSettingWarning, match="thinking is off"):
+            approved = claude.evaluate(
+                PROMPT, history=waiting.transcript, approvals={waiting.pending[0].id: True}
+            )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UnsupportedSettingWarning)
+            claude.evaluate(PROMPT, history=approved.transcript)
+        bodies = [request.body for request in emu.requests[-2:]]
+    assert approved.text == "Rent paid."
+    assert "thinking" not in bodies[0]
+    assert bodies[1]["thinking"] == {"type": "enabled", "budget_tokens": 2048}

@@ -365,12 +365,44 @@ def test_gemini3_signs_every_step_and_refuses_a_step_without_its_signature(
 def test_reset_forgets_the_thinking(
     emu: ProviderEmulator, anthropic_client: anthropic.Anthropic
 ) -> None:
-    emu.enqueue(Turn.tool_calls(WEATHER, thinking="Use the tool."))
+    """A call its Claude made without thinking needs none; once reset, the emulator no
+    longer knows the call, and takes it as another model's (the API's rule applies)."""
+    emu.enqueue(Turn.tool_calls(WEATHER), Turn.text("Sunny."))
     messages = tool_round(claude(anthropic_client, [USER], thinking=THINKING_ON))
-    messages[1]["content"] = messages[1]["content"][1:]
+    assert claude(anthropic_client, messages, thinking=THINKING_ON).content[0].type == "text"
     emu.reset()
     emu.enqueue(Turn.text("Sunny."))
-    assert claude(anthropic_client, messages, thinking=THINKING_ON).content[0].type == "text"
+    with pytest.raises(anthropic.BadRequestError, match="Expected `thinking`"):
+        claude(anthropic_client, messages, thinking=THINKING_ON)
+
+
+def test_a_tool_call_another_model_made_needs_thinking_first(
+    emu: ProviderEmulator, anthropic_client: anthropic.Anthropic
+) -> None:
+    """With thinking on, the API refuses a final assistant turn calling tools without a
+    thinking block first, whoever made it; with thinking off, the same turn is taken."""
+    foreign = [
+        USER,
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_other",
+                    "name": "weather",
+                    "input": {"city": "Paris"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_other", "content": "sunny"}],
+        },
+    ]
+    emu.enqueue(Turn.text("Sunny."))
+    with pytest.raises(anthropic.BadRequestError, match="Expected `thinking`"):
+        claude(anthropic_client, foreign, thinking=THINKING_ON)
+    assert claude(anthropic_client, foreign).content[0].type == "text"
 
 
 def test_anthropic_a_call_id_reused_without_thinking_needs_none(

@@ -7,6 +7,7 @@ requests are in docs/adapters/anthropic.md.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, cast
@@ -28,6 +29,7 @@ from ...core.foundation.content import (
     Image,
     TextPart,
 )
+from ...core.foundation.errors import UnsupportedSettingWarning
 from ...core.foundation.messages import (
     AssistantMessage,
     FinishReason,
@@ -133,9 +135,40 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
     if tools:
         body["tools"] = tools
     body.update(settings.to_fields(_SETTING_KEYS))
+    if thinking and _foreign_tool_round(request.messages):
+        warnings.warn(
+            "thinking is off for this Anthropic request: the tool calls it answers were not "
+            "Claude's (another provider made them), and with thinking on Anthropic refuses "
+            "such a turn; it is on again from the next user message (filter "
+            "UnsupportedSettingWarning to silence)",
+            UnsupportedSettingWarning,
+            stacklevel=2,
+        )
+        thinking = {}
     body.update(thinking)
     body.update(settings.extra)
     return body
+
+
+def _foreign_tool_round(messages: Iterable[Message]) -> bool:
+    """Whether the current tool loop (the turns since the last user message) holds tool
+    calls that are not Claude's (another provider made them, or they were rebuilt
+    without their blocks). With thinking on, Anthropic refuses a final assistant turn
+    calling tools without a thinking block first (a 400), no signature can be made up for
+    another model's turn, and thinking stays the same across one assistant turn, tool
+    rounds included: such a loop goes on with thinking off. Claude's own turns go back
+    as they came, with or without thinking (adaptive thinking may skip it)."""
+    for message in reversed(list(messages)):
+        if isinstance(message, UserMessage):
+            return False
+        if (
+            isinstance(message, AssistantMessage)
+            and message.tool_calls
+            and message.native_for(PROVIDER) is None
+            and not message.thinking_for(PROVIDER)
+        ):
+            return True
+    return False
 
 
 def _map_messages(messages: Iterable[Message]) -> tuple[str, list[dict[str, Any]]]:

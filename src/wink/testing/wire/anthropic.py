@@ -322,9 +322,9 @@ class AnthropicWire:
                         "To use thinking blocks, enable `thinking` in your request."
                     )
             return None
-        thought = any(
+        thought = any(  # a call its Claude made thinking, or one another model made
             block.get("type") == "tool_use"
-            and ledger.recall(f"anthropic:thought:{block.get('id')}") is True
+            and ledger.recall(f"anthropic:thought:{block.get('id')}") is not False
             for block in blocks
         )
         first = str(blocks[0].get("type")) if blocks else "nothing"
