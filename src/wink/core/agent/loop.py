@@ -15,12 +15,9 @@ from typing import Any, Generic, Protocol, cast
 
 from ..foundation.content import Attachment, TextPart, UserPart
 from ..foundation.errors import (
-    ContentFilteredError,
     DeadlineExceededError,
     EvaluationPhase,
-    OutputTruncatedError,
     PromptEvaluationError,
-    RefusalError,
     ThrottleError,
     WinkError,
 )
@@ -39,19 +36,16 @@ from ..foundation.events import (
 )
 from ..foundation.limits import Budget, BudgetTracker, Deadline
 from ..foundation.messages import (
-    AssistantMessage,
     FinishReason,
     Message,
     ModelRequest,
     ModelResponse,
-    OutputSpec,
     SystemMessage,
     ToolCall,
     ToolResultMessage,
     ToolSpec,
     Usage,
     UserMessage,
-    is_output_tool,
 )
 from ..foundation.transcript import PendingToolCall, Transcript, TranscriptMessage, pending_call
 from ..prompting.prompt import OutputT, Prompt
@@ -62,7 +56,8 @@ from ..throttling.retry import RetryPolicy
 from .answers import DEFAULT_MAX_OUTPUT_RETRIES, Rejection, StructuredAnswers
 from .conversation import ANSWER_HELD, ANSWER_TAKEN, Approvals, held_calls, in_call_order, resume
 from .deferred import AnswerLater, LoopState
-from .executor import ToolExecution, ToolExecutor, wire_safe_call
+from .executor import ToolExecution, ToolExecutor
+from .turns import check_finished, echo_turn, split_output_call
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_RETRIES",
@@ -75,18 +70,6 @@ __all__ = [
 ]
 
 _ONE_REQUEST = Usage(requests=1)
-_ANSWERED = 200  # the status of every answer the loop reads (an error status raised)
-_REFUSAL_SHOWN = 300  # characters of a refusal quoted in the error's message
-# An answer that ended without a usable final answer: the class it raises, and why.
-_UNFINISHED: dict[FinishReason, tuple[type[PromptEvaluationError], str]] = {
-    "length": (OutputTruncatedError, "the response was cut off at the output token limit"),
-    "content_filter": (
-        ContentFilteredError,
-        "the response was blocked by the provider's content filter",
-    ),
-    "refusal": (RefusalError, "the model refused to answer"),
-    "error": (PromptEvaluationError, "the provider reported an error instead of an answer"),
-}
 
 
 class ModelClient(Protocol):
@@ -338,15 +321,15 @@ async def _evaluate(
             progress.phase = "response"
             _note_thinking(session, client, name, progress.rounds, response, thoughts)
             if response.finish_reason == "paused":  # a long turn, stopped part-way: it goes
-                messages.append(_echo(response))  # back unchanged and the model goes on
+                messages.append(echo_turn(response))  # back unchanged and the model goes on
                 if sink is not None:
                     await sink.send(
                         [RoundFinished(progress.rounds, response.finish_reason, response.usage, 0)]
                     )
                 continue
-            calls, answer = _split_output_call(response, rendered.output)
+            calls, answer = split_output_call(response, rendered.output)
             if response.finish_reason == "error" or (not calls and answer is None):
-                _check_finished(client, response, rendered.output_type, name)
+                check_finished(client, response, rendered.output_type, name)
                 reply: Message | None = None
                 if answers is not None:
                     output, rejected = answers.parse_text(response.text or "")
@@ -358,10 +341,10 @@ async def _evaluate(
                     )
                 if reply is None:
                     final_text = response.text
-                    messages.append(_echo(response))  # the answer ends the transcript
+                    messages.append(echo_turn(response))  # the answer ends the transcript
                     break
                 if response.text:  # the answer stays in the transcript, the reply follows
-                    messages.append(_echo(response))
+                    messages.append(echo_turn(response))
                 messages.append(reply)
                 continue
             reply = None
@@ -369,7 +352,7 @@ async def _evaluate(
                 output, rejected = answers.parse_call(answer)
                 if rejected is not None:  # past the limit, the turn's other calls do not run
                     reply = _reject(session, client, progress.rounds, answers, rejected, sink)
-            messages.append(_echo(response))
+            messages.append(echo_turn(response))
             progress.phase = "tool"
             executor.adapter = client.name  # the adapter that served this round (fallback)
             held = held_calls(executor, calls)
@@ -503,37 +486,6 @@ def _note_thinking(
     )
 
 
-def _echo(response: ModelResponse) -> AssistantMessage:
-    """The model's turn as it goes back in the transcript. A call whose arguments JSON
-    cannot carry (a lone surrogate, NaN) is refused by the executor; its echo is sent in a
-    form the provider accepts, so the next request can say why."""
-    message = response.to_message()
-    calls = tuple(wire_safe_call(call) for call in message.tool_calls)
-    if all(new is old for new, old in zip(calls, message.tool_calls, strict=True)):
-        return message
-    return replace(message, tool_calls=calls)
-
-
-def _split_output_call(
-    response: ModelResponse, output: OutputSpec | None
-) -> tuple[tuple[ToolCall, ...], ToolCall | None]:
-    """(the calls to run, the structured-output call if the model made one).
-
-    Providers that take structured output as a tool (see `output_tool_spec`) report the
-    call like any other; which call is the answer is decided here, once for all of them.
-    """
-    if output is None or not response.tool_calls:
-        return response.tool_calls, None
-    answer: ToolCall | None = None
-    calls: list[ToolCall] = []
-    for call in response.tool_calls:
-        if answer is None and is_output_tool(call.name, output):
-            answer = call
-        else:
-            calls.append(call)
-    return tuple(calls), answer
-
-
 def _reject(
     session: Session,
     client: ModelClient,
@@ -624,54 +576,3 @@ def record_retry(
 
 def _all_failed(executions: Sequence[ToolExecution]) -> bool:
     return all(not execution.result.success for execution in executions)
-
-
-def _check_finished(
-    client: ModelClient, response: ModelResponse, output_type: type[Any] | None, name: str
-) -> None:
-    """Raise when the final turn is no answer at all (cut off, refused, blocked, empty);
-    a structured answer is then parsed by `StructuredAnswers`."""
-    unfinished = _UNFINISHED.get(response.finish_reason)  # "error" too, even with calls
-    if unfinished is not None:
-        raise _unfinished(client, response, name, _payload(client, response), *unfinished)
-    if output_type is None and not response.text:
-        raise PromptEvaluationError(
-            "the model returned neither text nor tool calls",
-            prompt_name=name,
-            phase="response",
-            provider_payload=_payload(client, response),
-            status_code=_ANSWERED,
-            finish_reason=response.finish_reason,
-        )
-
-
-def _payload(client: ModelClient, response: ModelResponse) -> dict[str, Any] | None:
-    """The answer as an error shows it, cleaned of secrets (made only for an error)."""
-    return client.redact(response.raw) if response.raw is not None else None
-
-
-def _unfinished(
-    client: ModelClient,
-    response: ModelResponse,
-    name: str,
-    raw: dict[str, Any] | None,
-    kind: type[PromptEvaluationError],
-    problem: str,
-) -> PromptEvaluationError:
-    """The error for an answer that ended without a usable final answer, with its words
-    in neutral form (the same fields on every wire format), cleaned of secrets."""
-    words = client.redact({"refusal": response.refusal, "partial": response.text or None})
-    refusal, partial = words["refusal"], words["partial"]
-    if refusal:
-        quoted = refusal if len(refusal) <= _REFUSAL_SHOWN else refusal[:_REFUSAL_SHOWN] + "..."
-        problem = f"{problem}: {quoted}"
-    return kind(
-        problem,
-        prompt_name=name,
-        phase="response",
-        provider_payload=raw,
-        status_code=_ANSWERED,
-        finish_reason=response.finish_reason,
-        refusal=refusal,
-        partial_text=partial,
-    )
