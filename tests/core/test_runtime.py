@@ -242,3 +242,44 @@ def test_closing_a_private_loop_does_not_wait_for_a_thread_nobody_waits_for() ->
     assert not finished.is_set()  # run_sync returned while the thread was still blocked
     release.set()
     assert finished.wait(5)
+
+
+# --- where a sync tool runs
+
+
+def test_a_sync_tool_under_evaluate_runs_on_the_callers_thread_with_no_loop_running(
+    ok_emulator: ProviderEmulator,
+) -> None:
+    """No thread hop, and no event loop on that thread while it runs: a tool may start
+    one of its own (`asyncio.run`), as it may under `evaluate_async` on a worker thread."""
+    seen: list[tuple[int, str]] = []
+
+    async def inner() -> str:
+        await asyncio.sleep(0)
+        return "from asyncio.run"
+
+    def lookup(params: Fan, *, context: ToolContext) -> ToolResult[str]:
+        seen.append((threading.get_ident(), asyncio.run(inner())))
+        return ToolResult.ok("found")
+
+    tool = Tool(name="lookup", description="Look up", handler=lookup)
+    prompt = Prompt(
+        name="p", sections=[MarkdownSection(key="t", title="T", template="Go.", tools=[tool])]
+    )
+    ok_emulator.set_script(
+        [
+            Turn.tool_calls(EmulatedToolCall("lookup", {"count": 1})),
+            Turn.text("done"),
+            Turn.tool_calls(EmulatedToolCall("lookup", {"count": 2})),
+            Turn.text("done"),
+        ]
+    )
+    adapter = make_adapter("openai", ok_emulator)
+    response = adapter.evaluate(prompt, session=Session())
+    assert response.tool_invocations[0].result.success
+    assert seen[0] == (threading.get_ident(), "from asyncio.run")
+    asynchronous = asyncio.run(adapter.evaluate_async(prompt, session=Session()))
+    assert asynchronous.tool_invocations[0].result.success
+    assert seen[1][0] != threading.get_ident()  # a worker thread: the caller's loop runs
+    assert seen[1][1] == "from asyncio.run"
+    adapter.close()

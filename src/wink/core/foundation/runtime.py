@@ -8,8 +8,10 @@ The model, in full (docs/runtime.md explains it for users):
 * `evaluate()` runs the same coroutine on a private event loop (`run_sync`); `stream()`
   on a private loop the caller's iteration steps (`SteppedLoop`). Called from a thread
   whose loop is running (Jupyter, an async web handler), either does that on a worker
-  thread instead of deadlocking. A private loop is nobody else's, so a single sync tool
-  with no deadline to cut it runs on the loop's own thread (`owns_loop`).
+  thread instead of deadlocking. A sync tool of `evaluate()` (the only call of its round,
+  with no deadline to cut it) runs on the caller's thread between two runs of that loop,
+  with no loop running (`run_blocking`): no thread hop, and the tool may start a loop of
+  its own.
 * Clients made on a private loop are closed when its call ends (`on_loop_exit`), and
   whatever the call left running is cancelled. The loop itself, clean, waits for the
   next call (at most `_IDLE_LOOPS` of them, closed at exit): a new event loop costs as
@@ -30,7 +32,14 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["SteppedLoop", "on_loop_exit", "owns_loop", "run_in_thread", "run_sync"]
+__all__ = [
+    "SteppedLoop",
+    "on_loop_exit",
+    "owns_loop",
+    "run_blocking",
+    "run_in_thread",
+    "run_sync",
+]
 
 T = TypeVar("T")
 
@@ -44,6 +53,9 @@ _pool_lock = threading.Lock()
 _IDLE_LOOPS = 4  # private loops kept for the next sync call (threads calling at once)
 _idle: list[asyncio.AbstractEventLoop] = []
 _idle_lock = threading.Lock()
+_blocking: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, list[tuple[Callable[[], Any], asyncio.Future[Any]]]
+] = weakref.WeakKeyDictionary()  # a run_sync loop -> the blocking calls it waits for
 
 
 def owns_loop(loop: asyncio.AbstractEventLoop) -> bool:
@@ -76,14 +88,55 @@ def _run_private(coroutine: Coroutine[Any, Any, T]) -> T:
     task = loop.create_task(coroutine)
     clean = False
     try:
-        result = loop.run_until_complete(task)
+        result = _drive(loop, task)
         clean = True
         return result
     except Exception:
         clean = True
         raise
     finally:  # also on KeyboardInterrupt: the evaluation is cancelled and cleaned up
+        _blocking.pop(loop, None)
         _shut_down(loop, task, reuse=clean)
+
+
+def _drive(loop: asyncio.AbstractEventLoop, task: asyncio.Task[T]) -> T:
+    """Run `loop` until `task` is done; between two runs, the blocking calls the task
+    waits for (`run_blocking`) run here, on the caller's thread, with no loop running."""
+    waiting: list[tuple[Callable[[], Any], asyncio.Future[Any]]] = []
+    _blocking[loop] = waiting
+    task.add_done_callback(lambda _: loop.stop())
+    while True:
+        loop.run_forever()
+        while waiting:
+            call, done = waiting.pop(0)
+            if done.cancelled():
+                continue
+            try:
+                value = call()
+            except Exception as error:  # the caller's own failure, raised where it waits
+                done.set_exception(error)
+            else:
+                done.set_result(value)
+        if task.done():
+            return task.result()
+
+
+async def run_blocking(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """`function(*args, **kwargs)`, which may block, where that costs least and harms
+    nothing: on a sync call's private loop (`run_sync`), on the caller's thread while the
+    loop waits for it, with no loop running there (so the function may run one of its
+    own, `asyncio.run`); elsewhere on a worker thread (`run_in_thread`). Either way with
+    the caller's context. Nothing can cut it short: with a deadline, use `run_in_thread`.
+    """
+    loop = asyncio.get_running_loop()
+    waiting = _blocking.get(loop)
+    if waiting is None:
+        return await run_in_thread(function, *args, **kwargs)
+    done: asyncio.Future[T] = loop.create_future()
+    call = functools.partial(contextvars.copy_context().run, function, *args, **kwargs)
+    waiting.append((call, done))
+    loop.stop()  # `_drive` runs it, then the loop again
+    return await done
 
 
 def _take_loop() -> asyncio.AbstractEventLoop:
