@@ -362,3 +362,23 @@ def test_budgets_and_limits_hold_across_batches_as_in_evaluate(
         batches.summary(result) for result in expected
     ]
     assert [getattr(result, "phase", None) for result in got] == ["budget"] * 6
+
+
+def test_a_tampered_job_is_refused_naming_the_place(provider_emulator_factory: Any) -> None:
+    emulator = provider_emulator_factory(script=batches.script)
+    adapter = make_adapter("anthropic", emulator)
+    job = adapter.submit_batch([batches.prompt_for(3)])  # a 400: a failed item
+    while not job.finished:
+        job = adapter.advance_batch(job)
+    document = json.loads(job.to_json())
+    error = document["items"][0]["error"]
+    assert error["type"] == "BadRequestError"
+    assert error["attributes"]["status_code"] == 400
+    read = adapter.batch_results(BatchJob.from_json(job.to_json()))[0]
+    assert isinstance(read, BadRequestError)
+    assert read.phase == "request"
+    for name in ("__class__", "_secret", "not an attribute"):
+        tampered = json.loads(job.to_json())
+        tampered["items"][0]["error"]["attributes"][name] = "x"
+        with pytest.raises(InvalidArgumentError, match="attribute"):
+            BatchJob.from_json(json.dumps(tampered))

@@ -60,6 +60,8 @@ def error_from_json(data: object, where: str) -> WinkError:
     error = kind.__new__(kind)
     Exception.__init__(error, message)
     for name, value in cast(Mapping[str, Any], attributes).items():
+        if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+            raise _invalid(where, f"has an attribute no wink error has: {name!r}")
         if name == _DETAILS and isinstance(value, Mapping):
             value = _details(cast(Mapping[str, Any], value), where)
         setattr(error, name, value)
