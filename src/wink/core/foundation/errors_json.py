@@ -59,7 +59,7 @@ def error_from_json(data: object, where: str) -> WinkError:
         raise _invalid(where, f"is not a wink error (type {fields.get('type')!r})")
     error = kind.__new__(kind)
     Exception.__init__(error, message)
-    for name, value in cast(Mapping[str, Any], attributes).items():
+    for name, value in cast(Mapping[object, Any], attributes).items():
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
             raise _invalid(where, f"has an attribute no wink error has: {name!r}")
         if name == _DETAILS and isinstance(value, Mapping):
