@@ -29,8 +29,8 @@ RESULTS = [
     "✔ paris (2 rounds): Paris: sunny tomorrow (21°C), light rain the day after (17°C).",
     "✔ lyon (2 rounds): I have no forecast for Lyon; the nearest one I have is for Paris.",
     "✔ front (1 round): A boundary between two air masses of different temperature.",
-    "✘ novel: BadRequestError in phase 'request': HTTP 400: max_tokens: 1000000 > 64000, "
-    "which is the maximum allowed number of output tokens for this model",
+    "✘ novel: BadRequestError in phase 'request': HTTP 400: 1,000,000 output tokens were "
+    "asked for; this model writes at most 64,000",
     "✔ outlook (1 round): Outlook(city='Paris', summary='sunny, 21°C')",
 ]
 

@@ -114,8 +114,7 @@ def emulated_model(request: EmulatedRequest) -> Turn | Fault:
         return Turn.text("I have no forecast for Lyon; the nearest one I have is for Paris.")
     if QUESTIONS["novel"] in asked:
         return Fault.bad_request(
-            f"max_tokens: {_TOO_MANY_TOKENS} > 64000, which is the maximum allowed number "
-            "of output tokens for this model"
+            f"{_TOO_MANY_TOKENS:,} output tokens were asked for; this model writes at most 64,000"
         )
     if QUESTIONS["outlook"] in asked:
         return Turn.json({"city": "Paris", "summary": "sunny, 21°C"})
