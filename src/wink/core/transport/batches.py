@@ -30,6 +30,7 @@ __all__ = [
     "an_object",
     "created_id",
     "json_text",
+    "keyed_lines",
     "read_jsonl",
 ]
 
@@ -131,6 +132,18 @@ def read_jsonl(content: bytes | str, what: str) -> list[dict[str, Any]]:
         if not isinstance(value, dict):
             raise MalformedResponse(f"{what}, line {number}: not a JSON object")
         found.append(cast(dict[str, Any], value))
+    return found
+
+
+def keyed_lines(content: bytes | str, what: str) -> list[tuple[str, dict[str, Any]]]:
+    """A results file's lines with their item's key (`custom_id`), in order;
+    `MalformedResponse` naming `what` for a line without one."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for line in read_jsonl(content, what):
+        key = line.get("custom_id")
+        if not isinstance(key, str):
+            raise MalformedResponse(f"a line of {what} has no custom_id")
+        found.append((key, line))
     return found
 
 

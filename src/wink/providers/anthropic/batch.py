@@ -25,7 +25,7 @@ from ...core.transport.batches import (
     an_object,
     created_id,
     json_text,
-    read_jsonl,
+    keyed_lines,
 )
 from ...core.transport.errors import MalformedResponse, read_count
 from ...core.transport.http import EncodedRequest, Transport
@@ -77,13 +77,10 @@ class AnthropicBatches:
         results = await transport.call(
             lambda client: client.get(url, cast_to=httpx2.Response, options={"timeout": time_limit})
         )
-        found: dict[str, ItemAnswer] = {}
-        for line in read_jsonl(results.content, "the batch's results"):
-            key = line.get("custom_id")
-            if not isinstance(key, str):
-                raise MalformedResponse("a line of the batch's results has no custom_id")
-            found[key] = _answer(an_object(line.get("result"), "a batch result"))
-        return found
+        return {
+            key: _answer(an_object(line.get("result"), "a batch result"))
+            for key, line in keyed_lines(results.content, "the batch's results")
+        }
 
 
 def _body(lines: Sequence[BatchLine]) -> bytes:

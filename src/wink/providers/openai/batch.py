@@ -24,7 +24,7 @@ from ...core.transport.batches import (
     WireStatus,
     an_object,
     json_text,
-    read_jsonl,
+    keyed_lines,
 )
 from ...core.transport.errors import MalformedResponse, read_count
 from ...core.transport.http import Transport
@@ -111,10 +111,7 @@ class OpenAIBatches:
             content = await transport.call(
                 lambda client, file_id=file_id: client.files.content(file_id, timeout=time_limit)
             )
-            for line in read_jsonl(content.content, f"the batch's {field}"):
-                key = line.get("custom_id")
-                if not isinstance(key, str):
-                    raise MalformedResponse(f"a line of the batch's {field} has no custom_id")
+            for key, line in keyed_lines(content.content, f"the batch's {field}"):
                 found[key] = _answer(line)
         return found
 
