@@ -9,7 +9,15 @@ import asyncio
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tests.helpers.pace_scenarios import FakeClock, Step, changes, check_invariants, play, scenarios
+from tests.helpers.pace_scenarios import (
+    FakeClock,
+    Step,
+    changes,
+    check_invariants,
+    leads,
+    play,
+    scenarios,
+)
 from wink.core.throttling.pace_store import MemoryStore, PaceChange
 
 
@@ -86,7 +94,21 @@ def test_changes_fold_into_one(folded: list[PaceChange], start: float) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(scenarios)
-def test_the_memory_store_keeps_every_invariant(scenario: list[Step]) -> None:
+@given(scenarios, leads)
+def test_the_memory_store_keeps_every_invariant(scenario: list[Step], lead: float) -> None:
     clock = FakeClock()
-    check_invariants(asyncio.run(play(MemoryStore(clock), clock, scenario)))
+    check_invariants(asyncio.run(play(MemoryStore(clock, lead), clock, scenario)), lead)
+
+
+def test_a_slot_due_within_the_lead_is_the_callers_at_once() -> None:
+    clock = FakeClock()
+    store = MemoryStore(clock, lead=0.125)
+    store.apply_now(PaceChange(floor=0.25))
+    assert store.book_now(9.0, store.lead).go  # goes now
+    later = store.book_now(9.0, store.lead)
+    assert (later.wait, later.go) == (0.25, False)  # further than the lead: ask again then
+    clock.now += 0.1875
+    woke = store.release_now(later.mark, 9.0, store.lead)
+    assert (woke.wait, woke.go) == (0.0625, True)  # its slot, with the wait left
+    # the next slot counts from the one given, not from when it was given
+    assert store.book_now(9.0).wait == 0.3125

@@ -18,6 +18,7 @@ from tests.helpers.pace_scenarios import (
     Step,
     Trace,
     check_invariants,
+    leads,
     play,
     scenarios,
 )
@@ -27,14 +28,15 @@ from wink.core.throttling.redis import RedisStore
 from wink.testing.redis_server import RedisServer
 
 
-def play_both(redis_url: str, scenario: list[Step]) -> tuple[Trace, Trace]:
+def play_both(redis_url: str, scenario: list[Step], lead: float = 0.0) -> tuple[Trace, Trace]:
     async def run() -> tuple[Trace, Trace]:
         memory_clock, redis_clock = FakeClock(), FakeClock()
         limiter = RedisLimiter(redis_url, namespace="scenarios")
         try:
-            shared = RedisStore(limiter, f"scenario:{uuid.uuid4().hex}", clock=redis_clock)
+            key = f"scenario:{uuid.uuid4().hex}"
+            shared = RedisStore(limiter, key, clock=redis_clock, lead=lead)
             return (
-                await play(MemoryStore(memory_clock), memory_clock, scenario),
+                await play(MemoryStore(memory_clock, lead), memory_clock, scenario),
                 await play(shared, redis_clock, scenario),
             )
         finally:
@@ -46,13 +48,13 @@ def play_both(redis_url: str, scenario: list[Step]) -> tuple[Trace, Trace]:
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(scenario=scenarios)
+@given(scenario=scenarios, lead=leads)
 def test_redis_answers_every_scenario_as_the_memory_store_does(
-    redis_server: RedisServer, scenario: list[Step]
+    redis_server: RedisServer, scenario: list[Step], lead: float
 ) -> None:
-    memory, shared = play_both(redis_server.url, scenario)
+    memory, shared = play_both(redis_server.url, scenario, lead)
     assert shared.answers() == memory.answers()
-    check_invariants(shared)
+    check_invariants(shared, lead)
 
 
 def test_a_queue_behind_a_hold_and_a_backoff_is_the_same_in_redis(

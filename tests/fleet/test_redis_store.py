@@ -24,19 +24,21 @@ class SlowRedis:
         self._gates: list[asyncio.Event] = []
 
     async def _run(self, key: str, args: list[str]) -> PaceState | None:
-        _, _, _, hold, factor, floor, action, most, mark = args
+        _, _, _, hold, factor, floor, action, most, mark, lead = args
         self.store.apply_now(PaceChange(float(hold), float(factor), float(floor)))
         if action == "book":
-            state = self.store.book_now(float(most))
+            state = self.store.book_now(float(most), float(lead))
         elif action == "release":
-            state = self.store.release_now(float(mark), float(most))
+            state = self.store.release_now(float(mark), float(most), float(lead))
         else:
             state = self.store.apply_now(PaceChange())
         self.sent.append(args)
         gate = asyncio.Event()
         self._gates.append(gate)
         await gate.wait()
-        return PaceState(state.wait, state.mark, state.interval, state.held_for, shared=True)
+        return PaceState(
+            state.wait, state.mark, state.interval, state.held_for, shared=True, go=state.go
+        )
 
     def answer(self, number: int) -> None:
         self._gates[number].set()
@@ -83,3 +85,21 @@ async def test_urgent_changes_go_at_once_and_probes_with_the_next_step() -> None
     assert redis.sent[1][4:7] == ["0.5", "0.0", "book"]
     redis.answer(1)
     assert (await booking).interval == 0.125
+
+
+async def test_the_lead_is_the_measured_round_trip_and_goes_with_each_step() -> None:
+    redis = SlowRedis()
+    store = store_on(redis)
+    assert store.lead == 0.0  # nothing measured: every slot is asked for again
+    started = asyncio.create_task(store.apply(PaceChange(floor=0.25, urgent=True)))
+    await settle()
+    await asyncio.sleep(0.02)  # Redis takes its time answering
+    redis.answer(0)
+    await started
+    assert redis.sent[0][9] == "0.0"
+    assert 0.02 / 8 <= store.lead <= 0.005  # a slower Redis does not widen it further
+    booked = asyncio.create_task(store.book(10.0))
+    await settle()
+    assert redis.sent[1][9] == repr(store.lead)
+    redis.answer(1)
+    await booked

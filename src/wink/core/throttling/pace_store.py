@@ -62,10 +62,11 @@ class PaceState:
     """A store's answer to one step.
 
     `wait`: None when the caller may not go (nothing asked, or the wait would reach its
-    limit: then nothing was booked); 0 to go now; else seconds to sleep before asking
-    to be released with `mark`. `interval`: the pace (0: not pacing); `held_for`:
-    seconds the hold has left (0: none). `shared`: the state came from a store shared
-    by several processes, on whose clock `mark` is.
+    limit: then nothing was booked); else seconds to sleep, and then: with `go`, send
+    (the slot is the caller's); without, ask to be released with `mark`.
+    `interval`: the pace (0: not pacing); `held_for`: seconds the hold has left (0:
+    none). `shared`: the state came from a store shared by several processes, on whose
+    clock `mark` is.
     """
 
     wait: float | None
@@ -73,6 +74,7 @@ class PaceState:
     interval: float
     held_for: float
     shared: bool = False
+    go: bool = False
 
     @property
     def pacing(self) -> bool:
@@ -98,11 +100,16 @@ class PaceStore(Protocol):
 
 class MemoryStore:
     """The pace in this process: a few floats under a `threading.Lock`, so any thread
-    or event loop may step it. `clock` is injectable (tests run it on a fake one)."""
+    or event loop may step it. `clock` is injectable (tests run it on a fake one).
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    `lead`: a slot due within this many seconds is given to the caller at once (`go`,
+    with the wait left), not after one more step: 0 here, where a step costs nothing;
+    a store a round trip away asks for about that round trip (`RedisStore`)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, lead: float = 0.0) -> None:
         self._lock = threading.Lock()
         self._clock = clock
+        self.lead = lead
         self._interval = 0.0
         self._held = -math.inf  # nobody goes before this
         self._tat = -math.inf  # the next free slot
@@ -116,10 +123,10 @@ class MemoryStore:
         return self.apply_now(change)
 
     async def book(self, most: float) -> PaceState:
-        return self.book_now(most)
+        return self.book_now(most, self.lead)
 
     async def release(self, booked: PaceState, most: float) -> PaceState:
-        return self.release_now(booked.mark, most)
+        return self.release_now(booked.mark, most, self.lead)
 
     def apply_now(self, change: PaceChange) -> PaceState:
         """`apply`, synchronously (the store never waits)."""
@@ -130,35 +137,37 @@ class MemoryStore:
             self._interval = max(self._interval * change.factor, change.floor)
             return self._state(now, None, 0.0)
 
-    def book_now(self, most: float) -> PaceState:
+    def book_now(self, most: float, lead: float = 0.0) -> PaceState:
         """`book`, synchronously."""
         with self._lock:
             now = self._clock()
             if self._interval == 0.0 and self._held <= now:
-                return self._state(now, 0.0, 0.0)  # not pacing: go, book nothing
+                return self._state(now, 0.0, 0.0, go=True)  # not pacing: book nothing
             slot = max(now, self._tat, self._held, self._last + self._interval)
             if slot > now and slot - now >= most:
                 return self._state(now, None, 0.0)
             self._tat = slot + self._interval
-            if slot <= now:
-                self._last = now
-                return self._state(now, 0.0, 0.0)
+            if slot - now <= lead:
+                self._last = slot
+                return self._state(now, slot - now, 0.0, go=True)
             return self._state(now, slot - now, slot - self._shift)
 
-    def release_now(self, mark: float, most: float) -> PaceState:
+    def release_now(self, mark: float, most: float, lead: float = 0.0) -> PaceState:
         """`release`, synchronously."""
         with self._lock:
             now = self._clock()
             slot = mark + self._shift
             held = max(self._held, self._last + self._interval)
             due = max(slot, held)
-            if due > now:
-                return self._state(now, None if due - now >= most else due - now, mark)
+            if due > now and due - now >= most:
+                return self._state(now, None, mark)
+            if due - now > lead:
+                return self._state(now, due - now, mark)
             if held > slot:  # held past its slot: every later slot moves back as much
                 self._shift += held - slot
                 self._tat += held - slot
-            self._last = now
-            return self._state(now, 0.0, mark)
+            self._last = max(due, now)
+            return self._state(now, max(0.0, due - now), mark, go=True)
 
     def adopt(self, interval: float, held_for: float) -> None:
         """Take another store's pace as this one's (a Redis store's fallback does)."""
@@ -166,5 +175,5 @@ class MemoryStore:
             self._interval = interval
             self._held = self._clock() + held_for if held_for > 0.0 else -math.inf
 
-    def _state(self, now: float, wait: float | None, mark: float) -> PaceState:
-        return PaceState(wait, mark, self._interval, max(0.0, self._held - now))
+    def _state(self, now: float, wait: float | None, mark: float, go: bool = False) -> PaceState:
+        return PaceState(wait, mark, self._interval, max(0.0, self._held - now), go=go)

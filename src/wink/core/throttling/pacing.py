@@ -250,7 +250,7 @@ class RequestPacer:
         most = deadline.remaining() if deadline is not None else math.inf
         state = await self._store.book(most)
         paced = state.interval > 0.0
-        while state.wait is not None and state.wait > 0.0:
+        while state.wait is not None and not state.go:
             await self._sleep(state.wait)
             most = deadline.remaining() if deadline is not None else math.inf
             state = await self._store.release(state, most)
@@ -258,6 +258,8 @@ class RequestPacer:
         if state.wait is None:
             self._cold_failed(ticket)
             return None
+        if state.wait > 0.0:  # the slot is this request's: no need to ask again
+            await self._sleep(state.wait)
         return Permit(self._clock(), paced, ticket)
 
     async def on_response(self, permit: Permit, info: RateLimitInfo | None) -> None:

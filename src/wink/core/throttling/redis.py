@@ -39,6 +39,8 @@ _FOREVER = 1e18  # "no deadline", as a number Lua reads
 _INITIAL_WINDOW = 1  # per process: a fleet's processes often start together
 _CONCURRENT_CALLS = 8  # per event loop: 50 requests opening 50 connections at once is slow
 _MAX_CONNECTIONS = 64
+_RECENT_TRIPS = 8  # the measured round trip to Redis moves 1/8 of the way per step
+_LEAD_CAP = 0.005  # seconds: a slower Redis is not a reason to take slots further ahead
 
 # One atomic step of `MemoryStore` on a key (see `wink.core.throttling.pace_store` for the meaning):
 # apply the change, then book, release or only read. Times are Redis's clock (less
@@ -70,18 +72,19 @@ else
   interval = math.max(interval * factor, floor)
 end
 local action, most, mark = ARGV[7], tonumber(ARGV[8]), tonumber(ARGV[9])
-local wait = -1
+local lead = tonumber(ARGV[10])
+local wait, go = -1, 0
 if action == 'book' then
   mark = 0
   if interval == 0 and held <= now then
-    wait = 0
+    wait, go = 0, 1
   else
     local slot = math.max(now, tat, held, last + interval)
     if not (slot > now and slot - now >= most) then
       tat = slot + interval
-      if slot <= now then
-        last = now
-        wait = 0
+      if slot - now <= lead then
+        last = slot
+        wait, go = slot - now, 1
       else
         wait, mark = slot - now, slot - shift
       end
@@ -91,15 +94,17 @@ elseif action == 'release' then
   local slot = mark + shift
   local h = math.max(held, last + interval)
   local due = math.max(slot, h)
-  if due > now then
-    if due - now < most then wait = due - now end
+  if due > now and due - now >= most then
+    wait = -1
+  elseif due - now > lead then
+    wait = due - now
   else
     if h > slot then
       shift = shift + h - slot
       tat = tat + h - slot
     end
-    last = now
-    wait = 0
+    last = math.max(due, now)
+    wait, go = math.max(0, due - now), 1
   end
 else
   mark = 0
@@ -116,16 +121,17 @@ if not missing or interval > 0 or held > now then
   redis.call('HSET', key, unpack(fields))
   redis.call('PEXPIRE', key, {_TTL_MS})
 end
-return {{f(wait), f(mark), f(interval), f(math.max(0, held - now))}}
+return {{f(wait), f(mark), f(interval), f(math.max(0, held - now)), go}}
 """
 
 
 def _parse(raw: Any) -> PaceState:
-    """The script's reply: wait (-1: none), mark, interval, held_for."""
-    wait, mark, interval, held_for = (
+    """The script's reply: wait (-1: none), mark, interval, held_for, go (0 or 1)."""
+    wait, mark, interval, held_for, go = (
         float(item.decode() if isinstance(item, bytes) else item) for item in raw
     )
-    return PaceState(None if wait < 0 else wait, mark, interval, held_for, shared=True)
+    shared = True
+    return PaceState(None if wait < 0 else wait, mark, interval, held_for, shared, go == 1)
 
 
 def _redact(url: str) -> str:
@@ -234,7 +240,7 @@ class RedisLimiter(Limiter):
         """Ask Redis once: connects (on this event loop) and loads the script. False if it
         did not answer, and pacing stays in-process until it does. Optional: a process
         that skips it connects on its first request."""
-        args = ["", "0", "0", "0", "1", "0", "apply", "0", "0"]
+        args = ["", "0", "0", "0", "1", "0", "apply", "0", "0", "0"]
         return await self._run(f"{self._prefix}__check__", args) is not None
 
     async def aclose(self) -> None:
@@ -331,14 +337,23 @@ class RedisStore:
     it waited.
     While the fleet is not pacing, a process reads the key at most once per `refresh`
     (concurrent callers on one loop share the read) and books nothing; while it is,
-    every booking and every release is a step.
+    every booking and every release is a step. A slot due within one round trip to
+    Redis (`lead`: measured, unless given) is taken at once: asking again could not
+    send it sooner, and each ask makes the request later by a round trip.
     """
 
     def __init__(
-        self, limiter: RedisLimiter, key: str, clock: Callable[[], float] | None = None
+        self,
+        limiter: RedisLimiter,
+        key: str,
+        clock: Callable[[], float] | None = None,
+        *,
+        lead: float | None = None,
     ) -> None:
         self._limiter = limiter
         self._key = key
+        self._lead = lead  # None: the measured round trip
+        self._round_trip = 0.0
         self._clock = clock  # None: Redis's own clock
         self._local_clock = clock if clock is not None else time.monotonic
         self._local = MemoryStore(self._local_clock)
@@ -357,6 +372,11 @@ class RedisStore:
     def local(self) -> MemoryStore:
         """The mirror: the fallback while Redis is away."""
         return self._local
+
+    @property
+    def lead(self) -> float:
+        """Seconds: a slot due this soon is taken at once (see the class)."""
+        return self._lead if self._lead is not None else min(self._round_trip, _LEAD_CAP)
 
     async def apply(self, change: PaceChange) -> PaceState:
         before = self._local.apply_now(PaceChange())
@@ -413,14 +433,18 @@ class RedisStore:
         now = "" if self._clock is None else repr(self._clock())
         args = [now, repr(seed.interval), repr(seed.held_for)]
         args += [repr(sent.hold), repr(sent.factor), repr(sent.floor)]
-        args += [action, repr(min(most, _FOREVER)), repr(mark)]
+        args += [action, repr(min(most, _FOREVER)), repr(mark), repr(self.lead)]
         self._steps += 1
         step = self._steps
         self._in_flight[step] = sent
+        started = time.monotonic()
         try:
             reply = await self._limiter._run(self._key, args)
         finally:
             del self._in_flight[step]
+        if reply is not None:
+            took = time.monotonic() - started
+            self._round_trip += (took - self._round_trip) / _RECENT_TRIPS
         if reply is not None and step > self._adopted:
             self._adopt(step, reply)
         return reply
