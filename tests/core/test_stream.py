@@ -158,3 +158,29 @@ def test_evaluate_rolls_back_a_round_cut_by_the_deadline_too() -> None:
         adapter.evaluate(PROMPT, session=session, deadline=Deadline(0.3))
     assert session[Marked] == ()
     assert session[ToolInvoked] == ()
+
+
+async def test_a_waiting_caller_gets_each_batch_before_the_evaluation_reads_on() -> None:
+    # a body's later pieces are often in already: the caller waiting for the first token
+    # gets it before the evaluation decodes them, not eight batches later
+    from wink.core.agent.stream import EventQueue
+
+    queue = EventQueue(ahead=8)
+    order: list[str] = []
+
+    async def caller() -> None:
+        batch = await queue.get()
+        assert batch is not None
+        order.append(f"got {batch[0]}")
+
+    async def evaluation() -> None:
+        for number in range(3):
+            await queue.send([TextDelta(str(number))])
+            order.append(f"sent {number}")
+
+    waiting = asyncio.create_task(caller())
+    await asyncio.sleep(0)  # the caller is parked on the queue
+    await evaluation()
+    await waiting
+    assert order[0] == f"got {TextDelta('0')}"
+    assert order[1:] == ["sent 0", "sent 1", "sent 2"]  # nobody waits: no yield per batch

@@ -65,8 +65,14 @@ class EventQueue:
             _wake(self._consumer)
 
     async def send(self, events: list[StreamEvent]) -> None:
-        """Queue `events`, then wait while more than `ahead` batches are queued."""
+        """Queue `events`, then wait while more than `ahead` batches are queued. A caller
+        already waiting gets them before the evaluation reads on: a body's later pieces
+        are often in already, and reading them first would hold back the event the caller
+        waits for (the first token, above all)."""
+        waiting = self._ahead and self._consumer is not None and not self._consumer.done()
         self.put(events)
+        if waiting:
+            await asyncio.sleep(0)
         while len(self._batches) > self._ahead:
             self._producer = asyncio.get_running_loop().create_future()
             await self._producer

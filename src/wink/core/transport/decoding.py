@@ -37,16 +37,24 @@ __all__ = [
 
 
 class StreamDecoder(Protocol):
-    """One round of one wire format: SSE events in, stream events and a response out."""
+    """One round of one wire format: SSE events in, stream events and a response out.
+
+    Core reads the SSE and decodes each event's JSON object (a `ValueError` when it is
+    not one); `end_marker` names the data, not JSON, that some formats end with (OpenAI
+    Chat Completions' `[DONE]`), handed to `feed` as None.
+    """
+
+    end_marker: str | None
 
     @property
     def usage_reported(self) -> bool:
         """Whether the stream carried usage (a `UsageReported` is then sent)."""
         ...
 
-    def feed(self, event: str, data: str, out: list[StreamEvent]) -> None:
-        """Read one SSE event, appending what it says to `out`. Raises a `WinkError` for
-        an error event, a `ValueError` for what is not the documented shape."""
+    def feed(self, event: str, payload: dict[str, Any] | None, out: list[StreamEvent], /) -> None:
+        """Read one SSE event (its name, its JSON object; None: the end marker),
+        appending what it says to `out`. Raises a `WinkError` for an error event, a
+        `ValueError` for what is not the documented shape."""
         ...
 
     def finish(self) -> ModelResponse:

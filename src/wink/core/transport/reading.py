@@ -14,9 +14,9 @@ from contextlib import AbstractContextManager
 from ..foundation.errors import ThrottleError, WinkError
 from ..foundation.events import EventSink, StreamEvent, UsageReported
 from ..foundation.messages import ModelResponse
-from .decoding import StreamDecoder
+from .decoding import StreamDecoder, decode_json
 from .errors import SdkErrors, map_sdk_errors, response_shape_error
-from .sse import SSEDecoder
+from .sse import SSEDecoder, SSEEvent
 
 __all__ = ["BodyReader", "read_errors", "read_stream"]
 
@@ -41,10 +41,8 @@ class BodyReader:
 
     def feed(self, piece: bytes) -> list[StreamEvent]:
         out: list[StreamEvent] = []
-        decoder = self._decoder
         try:
-            for name, data in self._sse.feed(piece):
-                decoder.feed(name, data, out)
+            self._decode(self._sse.feed(piece), out)
         except WinkError as error:
             self.failure = error
         except ValueError as error:  # bad JSON, not UTF-8, not the documented shape
@@ -54,8 +52,7 @@ class BodyReader:
     def finish(self) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         try:
-            for name, data in self._sse.close():
-                self._decoder.feed(name, data, out)
+            self._decode(self._sse.close(), out)
             response = self._decoder.finish()
         except ThrottleError as error:
             foreign = self._sse.foreign
@@ -75,6 +72,12 @@ class BodyReader:
             out.append(UsageReported(response.usage))
         self.response = response
         return out
+
+    def _decode(self, events: list[SSEEvent], out: list[StreamEvent]) -> None:
+        decoder = self._decoder
+        end = decoder.end_marker
+        for name, data in events:
+            decoder.feed(name, None if data == end else decode_json(data), out)
 
     def _malformed(self, error: ValueError) -> WinkError:
         failure = response_shape_error(

@@ -15,7 +15,7 @@ from typing import Any, cast
 from ...core.foundation.errors import PromptEvaluationError
 from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
-from ...core.transport.decoding import Parse, ToolCalls, decode_json, stream_failure, truncated
+from ...core.transport.decoding import Parse, ToolCalls, stream_failure, truncated
 from ...core.transport.errors import MalformedResponse
 from .messages import ERROR_STATUS, anthropic_error_facts
 
@@ -74,6 +74,7 @@ class _Block:
 class AnthropicStreamDecoder:
     """One round of message events -> deltas, then the `message` they add up to."""
 
+    end_marker: str | None = None
     __slots__ = (
         "_blocks",
         "_calls",
@@ -101,8 +102,9 @@ class AnthropicStreamDecoder:
     def usage_reported(self) -> bool:
         return bool(self._usage)
 
-    def feed(self, event: str, data: str, out: list[StreamEvent]) -> None:
-        payload = decode_json(data)
+    def feed(self, event: str, payload: dict[str, Any] | None, out: list[StreamEvent]) -> None:
+        if payload is None:
+            return  # no end marker on this wire
         kind = payload.get("type", event)
         if kind == "content_block_delta":
             self._delta(payload, out)

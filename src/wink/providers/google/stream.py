@@ -19,7 +19,6 @@ from ...core.foundation.messages import ModelResponse
 from ...core.transport.decoding import (
     Parse,
     ToolCalls,
-    decode_json,
     keep_identity,
     stream_failure,
     truncated,
@@ -71,6 +70,7 @@ class _TextRun:
 class GeminiStreamDecoder:
     """One round of partial responses -> deltas, then the response they add up to."""
 
+    end_marker: str | None = None
     __slots__ = (
         "_blocked",
         "_calls",
@@ -98,8 +98,9 @@ class GeminiStreamDecoder:
     def usage_reported(self) -> bool:
         return self._usage is not None
 
-    def feed(self, event: str, data: str, out: list[StreamEvent]) -> None:
-        chunk = decode_json(data)
+    def feed(self, event: str, chunk: dict[str, Any] | None, out: list[StreamEvent]) -> None:
+        if chunk is None:
+            return  # no end marker on this wire
         error = chunk.get("error")
         if error is not None:
             raise self._failure(chunk, error)

@@ -16,7 +16,6 @@ from ...core.foundation.messages import ModelResponse
 from ...core.transport.decoding import (
     Parse,
     ToolCalls,
-    decode_json,
     keep_identity,
     stream_failure,
     truncated,
@@ -89,6 +88,7 @@ class ChatStream:
 class ChatStreamDecoder:
     """One round of chunks -> deltas, then the `chat.completion` body they add up to."""
 
+    end_marker: str | None = _DONE
     __slots__ = (
         "_calls",
         "_done",
@@ -120,12 +120,11 @@ class ChatStreamDecoder:
     def usage_reported(self) -> bool:
         return self._usage is not None
 
-    def feed(self, event: str, data: str, out: list[StreamEvent]) -> None:
-        if data == _DONE:
+    def feed(self, event: str, chunk: dict[str, Any] | None, out: list[StreamEvent]) -> None:
+        if chunk is None:  # `[DONE]`
             self._done = True
             self._calls.all_ready(out)
             return
-        chunk = decode_json(data)
         error = chunk.get("error")
         if error is not None:
             raise self._failure(error)

@@ -15,7 +15,7 @@ from typing import Any, cast
 from ...core.foundation.errors import PromptEvaluationError
 from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
-from ...core.transport.decoding import Parse, ToolCalls, decode_json, stream_failure, truncated
+from ...core.transport.decoding import Parse, ToolCalls, stream_failure, truncated
 from ...core.transport.errors import MalformedResponse
 from .chat_stream import openai_error_status
 from .client import openai_error_facts
@@ -41,6 +41,7 @@ class ResponsesStream:
 class ResponsesStreamDecoder:
     """One round of Responses events -> deltas, then the final `response` object."""
 
+    end_marker: str | None = None
     __slots__ = ("_calls", "_final", "_items", "_parse", "_prompt", "_secrets")
 
     def __init__(self, prompt_name: str, secrets: tuple[str, ...], parse: Parse) -> None:
@@ -55,8 +56,9 @@ class ResponsesStreamDecoder:
     def usage_reported(self) -> bool:
         return self._final is not None and self._final.get("usage") is not None
 
-    def feed(self, event: str, data: str, out: list[StreamEvent]) -> None:
-        payload = decode_json(data)
+    def feed(self, event: str, payload: dict[str, Any] | None, out: list[StreamEvent]) -> None:
+        if payload is None:
+            return  # no end marker on this wire
         kind = payload.get("type", event)
         if kind == "response.output_text.delta":
             delta = payload.get("delta")
