@@ -57,11 +57,19 @@ def loop_overhead(loops: int, repeat: int, warmup: int) -> list[Row]:
 
                 runner.run(batch())
 
+            def async_wink_tool(count: int, adapter: Any = adapter) -> None:
+                async def batch() -> None:
+                    for _ in range(count):
+                        await adapter.evaluate_async(raw.ASYNC_TOOL_PROMPT, session=Session())
+
+                runner.run(batch())
+
             variants: dict[str, Callable[[int], None]] = {
                 "sync raw": sync_raw,
                 "sync wink": sync_wink,
                 "async raw": async_raw,
                 "async wink": async_wink,
+                "async wink, async tool": async_wink_tool,
             }
             if provider == "openai":
                 floor_sync = httpx.Client(base_url=base_url)
@@ -105,6 +113,19 @@ def loop_overhead(loops: int, repeat: int, warmup: int) -> list[Row]:
                         target=1.0,  # issue 20: at most the raw SDK
                     )
                 )
+                if mode == "async":
+                    rows.append(
+                        row(
+                            "loop overhead",
+                            f"{provider} async: wink, the tool a coroutine (on the loop, "
+                            "as the raw loop runs its tool; a sync one goes to a thread)",
+                            "ms/loop",
+                            timings["async wink, async tool"],
+                            against=base,
+                            baseline=f"raw {provider} SDK, async",
+                            target=1.0,
+                        )
+                    )
                 if f"{mode} httpx" in timings:
                     rows.append(
                         row(

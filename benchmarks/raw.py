@@ -50,17 +50,24 @@ def lookup(params: LookupParams, *, context: ToolContext | None = None) -> ToolR
     return ToolResult.ok(Found(params.key * 2))
 
 
-PROMPT = Prompt(
-    name="bench",
-    sections=[
-        MarkdownSection(
-            key="task",
-            title="Task",
-            template=TASK,
-            tools=[Tool(name="lookup", description="Look up a key", handler=lookup)],
-        )
-    ],
-)
+async def lookup_async(
+    params: LookupParams, *, context: ToolContext | None = None
+) -> ToolResult[Found]:
+    """`lookup` as a coroutine: wink runs it on the caller's loop, as the raw async loop
+    runs its tool (a sync tool under `evaluate_async` goes to a worker thread instead)."""
+    return lookup(params)
+
+
+def _bench_prompt(handler: Any) -> Prompt[Any]:
+    tool = Tool(name="lookup", description="Look up a key", handler=handler)
+    return Prompt(
+        name="bench",
+        sections=[MarkdownSection(key="task", title="Task", template=TASK, tools=[tool])],
+    )
+
+
+PROMPT = _bench_prompt(lookup)
+ASYNC_TOOL_PROMPT = _bench_prompt(lookup_async)
 
 
 def run_tool(arguments: Any) -> str:

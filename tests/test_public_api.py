@@ -86,3 +86,20 @@ def test_the_stub_lists_every_public_name_with_its_home() -> None:
                 assert getattr(namespace, name) is getattr(wink, name)
     assert "WinkError" in wink.errors.__all__
     assert "TextDelta" in wink.events.__all__
+
+
+def test_a_provider_loads_its_stream_decoder_and_batch_wire_when_first_used() -> None:
+    # an adapter that never streams or batches does not import their machinery
+    code = (
+        "import sys\n"
+        "import wink.providers.openai, wink.providers.anthropic, wink.providers.google\n"
+        "lazy = ('wink.core.foundation.events', 'wink.core.transport.decoding',\n"
+        "        'wink.core.transport.batches', 'wink.providers.openai.chat_stream',\n"
+        "        'wink.providers.anthropic.batch', 'wink.providers.google.stream')\n"
+        "print(','.join(m for m in lazy if m in sys.modules))\n"
+        "from wink.providers.anthropic import Anthropic\n"
+        "decoder = Anthropic.stream_format.decoder('p', (), lambda body: body)\n"
+        "print(type(decoder).__name__, 'wink.providers.anthropic.stream' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["", "AnthropicStreamDecoder True"]

@@ -14,21 +14,25 @@ makes it, and the core's `Exchange` drives it (`wink.core.transport.exchange.Tra
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core.foundation.carriage import NO_CONTENT, ContentRules
 from ..core.foundation.messages import ModelRequest, ModelResponse
 from ..core.foundation.portable import CallIdRules
 from ..core.foundation.settings import ModelSettings
 from ..core.throttling.headers import NO_RATE_LIMIT_HEADERS, RateLimitHeaders
-from ..core.transport.batches import BatchWire
-from ..core.transport.decoding import StreamFormat
 from ..core.transport.http import HttpCalls, WireRequest
 
-__all__ = ["Connection", "Provider"]
+if TYPE_CHECKING:  # a stream's decoder and a batch's wire load when first used
+    from ..core.transport.batches import BatchWire
+    from ..core.transport.decoding import Parse, StreamDecoder, StreamFormat
+
+__all__ = ["Connection", "LazyStreamFormat", "Provider"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,33 @@ class Connection:
     api_key: str | None
     base_url: str | None
     timeout: float
+
+
+class LazyStreamFormat:
+    """A wire's `StreamFormat` (`wink.core.transport.decoding`), class `name` of `module`,
+    loaded on the first stream: a decoder brings the stream events and their machinery
+    in, which an adapter that never streams need not import."""
+
+    __slots__ = ("_loaded", "_module", "_name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self._module, self._name = module, name
+        self._loaded: StreamFormat | None = None
+
+    def __repr__(self) -> str:
+        return f"LazyStreamFormat({self._module}.{self._name})"
+
+    def stream_body(self, path: str, body: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+        return self._load().stream_body(path, body)
+
+    def decoder(self, prompt_name: str, secrets: tuple[str, ...], parse: Parse) -> StreamDecoder:
+        return self._load().decoder(prompt_name, secrets, parse)
+
+    def _load(self) -> StreamFormat:
+        loaded = self._loaded
+        if loaded is None:  # two threads may both load it: the objects hold no state
+            loaded = self._loaded = getattr(importlib.import_module(self._module), self._name)()
+        return loaded
 
 
 class Provider(ABC):

@@ -5,7 +5,7 @@ wire facts."""
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # --- guarded SDK import
 
@@ -18,18 +18,17 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
     ) from _missing
 
 from ...core.foundation.messages import ModelRequest, ModelResponse
-from ...core.transport.batches import BatchWire
 from ...core.transport.http import HttpCalls, StainlessCalls, WireRequest
-from ..base import Provider
+from ..base import LazyStreamFormat, Provider
 from . import messages
-from .batch import AnthropicBatches
-from .stream import AnthropicStream
 from .thinking import anthropic_thinking
+
+if TYPE_CHECKING:
+    from ...core.transport.batches import BatchWire
 
 __all__ = ["Anthropic"]
 
 _CALLS = StainlessCalls(httpx2.Response)
-_BATCHES = AnthropicBatches()
 
 
 class Anthropic(Provider):
@@ -40,7 +39,7 @@ class Anthropic(Provider):
     unsupported_settings = frozenset({"seed", "prompt_cache_key", "prompt_cache_retention"})
     rate_limit_headers = messages.RATE_LIMIT_HEADERS
     telemetry_name = "anthropic"
-    stream_format = AnthropicStream()
+    stream_format = LazyStreamFormat(f"{__name__}.stream", "AnthropicStream")
     content_rules = messages.CONTENT_RULES
 
     def make_client(self, *, sync: bool) -> Any:
@@ -73,7 +72,9 @@ class Anthropic(Provider):
         return messages.parse_response(data)
 
     def batch_wire(self) -> BatchWire:
-        return _BATCHES
+        from .batch import AnthropicBatches
+
+        return AnthropicBatches()
 
     def map_errors(
         self, prompt_name: str, secrets: tuple[str, ...]

@@ -6,7 +6,7 @@ signatures, RetryInfo, why no SDK) are in docs/adapters/google.md."""
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # --- guarded transport import
 
@@ -17,14 +17,14 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
 
 from ...core.foundation.messages import ModelRequest, ModelResponse
 from ...core.foundation.portable import CallIdRules
-from ...core.transport.batches import BatchWire
 from ...core.transport.http import HttpCalls, WireRequest
-from ..base import Provider
+from ..base import LazyStreamFormat, Provider
 from . import generate
-from .batch import GeminiBatches
 from .http import DEFAULT_BASE_URL, GeminiCalls, api_key_from_env, endpoint, map_errors
-from .stream import GeminiStream
 from .thinking import gemini_thinking_config
+
+if TYPE_CHECKING:
+    from ...core.transport.batches import BatchWire
 
 __all__ = ["Gemini"]
 
@@ -40,7 +40,7 @@ class Gemini(Provider):
     api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
     unsupported_settings = frozenset({"prompt_cache_key", "prompt_cache_retention"})
     telemetry_name = "gcp.gemini"
-    stream_format = GeminiStream()
+    stream_format = LazyStreamFormat(f"{__name__}.stream", "GeminiStream")
     content_rules = generate.CONTENT_RULES
     call_ids = CallIdRules(foreign_call_data={"thought_signature": _FOREIGN_SIGNATURE})
 
@@ -76,6 +76,8 @@ class Gemini(Provider):
         return generate.parse_response(data)
 
     def batch_wire(self) -> BatchWire:
+        from .batch import GeminiBatches
+
         base = self.connection.base_url or DEFAULT_BASE_URL
         return GeminiBatches(base, self.model, GeminiCalls(self.key))
 

@@ -6,27 +6,24 @@ docs/adapters/openai.md."""
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 import openai
 
 from ...core.foundation.messages import ModelRequest, ModelResponse
-from ...core.transport.batches import BatchWire
 from ...core.transport.http import HttpCalls, StainlessCalls, WireRequest
-from ..base import Provider
+from ..base import LazyStreamFormat, Provider
 from . import chat, responses
-from .batch import OpenAIBatches
-from .chat_stream import ChatStream
 from .client import RATE_LIMIT_HEADERS, load_openai_client, map_openai_errors
-from .responses_stream import ResponsesStream
 from .thinking import openai_reasoning_effort
+
+if TYPE_CHECKING:
+    from ...core.transport.batches import BatchWire
 
 __all__ = ["OpenAIChat", "OpenAIResponses"]
 
 _CALLS = StainlessCalls(httpx2.Response)
-_CHAT_BATCHES = OpenAIBatches("/v1/chat/completions")  # the Batch API's endpoint names
-_RESPONSES_BATCHES = OpenAIBatches("/v1/responses")
 
 
 class _OpenAI(Provider):
@@ -65,7 +62,7 @@ class OpenAIChat(_OpenAI):
     """Chat Completions (`POST /chat/completions`), and OpenAI-compatible servers."""
 
     name = chat.PROVIDER
-    stream_format = ChatStream()
+    stream_format = LazyStreamFormat(f"{__name__}.chat_stream", "ChatStream")
     content_rules = chat.CONTENT_RULES
 
     def build_request(self, request: ModelRequest) -> WireRequest:
@@ -77,7 +74,9 @@ class OpenAIChat(_OpenAI):
         return chat.parse_response(data)
 
     def batch_wire(self) -> BatchWire:
-        return _CHAT_BATCHES
+        from .batch import OpenAIBatches
+
+        return OpenAIBatches("/v1/chat/completions")  # the Batch API's endpoint names
 
 
 class OpenAIResponses(_OpenAI):
@@ -85,7 +84,7 @@ class OpenAIResponses(_OpenAI):
 
     name = responses.PROVIDER
     unsupported_settings = frozenset({"stop", "seed"})
-    stream_format = ResponsesStream()
+    stream_format = LazyStreamFormat(f"{__name__}.responses_stream", "ResponsesStream")
     content_rules = responses.CONTENT_RULES
 
     def build_request(self, request: ModelRequest) -> WireRequest:
@@ -97,4 +96,6 @@ class OpenAIResponses(_OpenAI):
         return responses.parse_response(data)
 
     def batch_wire(self) -> BatchWire:
-        return _RESPONSES_BATCHES
+        from .batch import OpenAIBatches
+
+        return OpenAIBatches("/v1/responses")
