@@ -130,8 +130,8 @@ def _parse(raw: Any) -> PaceState:
     wait, mark, interval, held_for, go = (
         float(item.decode() if isinstance(item, bytes) else item) for item in raw
     )
-    shared = True
-    return PaceState(None if wait < 0 else wait, mark, interval, held_for, shared, go == 1)
+    waited = None if wait < 0 else wait
+    return PaceState(waited, mark, interval, held_for, shared=True, go=go == 1)
 
 
 def _redact(url: str) -> str:
