@@ -184,3 +184,34 @@ async def test_a_waiting_caller_gets_each_batch_before_the_evaluation_reads_on()
     await waiting
     assert order[0] == f"got {TextDelta('0')}"
     assert order[1:] == ["sent 0", "sent 1", "sent 2"]  # nobody waits: no yield per batch
+
+
+def test_a_stepping_caller_waits_on_a_future_that_a_batch_resolves() -> None:
+    # a sync stream runs its loop until this future is done: no task per step
+    from wink.core.agent.stream import EventQueue
+
+    loop = asyncio.new_event_loop()
+    try:
+        queue = EventQueue(ahead=0)
+        waiter = queue.waiter(loop)
+        assert waiter is not None
+        assert not waiter.done()
+        assert queue.take() is None  # nothing queued yet
+
+        async def evaluation() -> None:
+            await queue.send([TextDelta("a")])  # waits until the caller takes it
+
+        task = loop.create_task(evaluation())
+        loop.run_until_complete(waiter)
+        assert queue.waiter(loop) is None  # a batch is there: no need to run the loop
+        assert queue.take() == [TextDelta("a")]
+        assert not task.done()  # a rendezvous: the evaluation waits for the next ask
+        next_waiter = queue.waiter(loop)  # asking again lets it go on
+        assert next_waiter is not None
+        queue.close()
+        loop.run_until_complete(next_waiter)
+        loop.run_until_complete(task)
+        assert queue.waiter(loop) is None
+        assert queue.take() is None
+    finally:
+        loop.close()

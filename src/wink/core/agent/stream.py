@@ -84,12 +84,25 @@ class EventQueue:
 
     async def get(self) -> list[StreamEvent] | None:
         """The next batch; None once closed and drained."""
-        while not self._batches:
-            if self._closed:
-                return None
-            _wake(self._producer)  # the caller wants more: the evaluation goes on
-            self._consumer = asyncio.get_running_loop().create_future()
-            await self._consumer
+        while (waiter := self.waiter(asyncio.get_running_loop())) is not None:
+            await waiter
+        return self.take()
+
+    def waiter(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None] | None:
+        """None when `take` has an answer now; else a future of `loop`, done when it may
+        have one (the evaluation is told to go on). A sync stream runs its loop until this
+        future is done: a step needs no task of its own."""
+        if self._batches or self._closed:
+            return None
+        _wake(self._producer)  # the caller wants more: the evaluation goes on
+        consumer = self._consumer = loop.create_future()
+        return consumer
+
+    def take(self) -> list[StreamEvent] | None:
+        """The next batch if one is queued; None when none is (after `waiter` said so:
+        closed and drained)."""
+        if not self._batches:
+            return None
         batch = self._batches.popleft()
         if self._ahead:
             _wake(self._producer)
@@ -255,7 +268,10 @@ class PromptStream(_StreamBase[OutputT]):
         stepper = self._stepper
         if stepper is None:  # it ended: iterating again yields nothing
             raise StopIteration
-        batch = stepper.run_until(self._queue.get())
+        queue = self._queue
+        while (waiter := queue.waiter(stepper.loop)) is not None:
+            stepper.run_until(waiter)
+        batch = queue.take()
         if batch is None:
             try:
                 self._outcome(task)

@@ -251,6 +251,11 @@ class SteppedLoop:
         """A task for `coroutine` on this loop, run by the following steps."""
         return self._loop.create_task(coroutine)
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The loop the steps run (its futures are what `run_until` waits for)."""
+        return self._loop
+
     def run_until(self, awaitable: Awaitable[T]) -> T:
         """Run the loop until `awaitable` is done; its result (or exception)."""
         if self._worker is None:
