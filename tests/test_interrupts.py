@@ -131,7 +131,8 @@ def test_wink_demo_piped_into_head_exits_quietly(options: list[str]) -> None:
         stderr=subprocess.PIPE,
         env=environment,
     )
-    assert demo.stdout is not None and demo.stderr is not None
+    assert demo.stdout is not None
+    assert demo.stderr is not None
     demo.stdout.readline()  # `| head -1`: read one line, then stop reading
     demo.stdout.close()
     err = demo.stderr.read().decode()
