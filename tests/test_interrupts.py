@@ -77,11 +77,13 @@ def test_ctrl_c_during_evaluate_prints_one_traceback_after_the_finally_blocks_ra
     assert "invoke_agent" in out or "chat" in out, out  # the spans were ended
 
 
-@pytest.mark.parametrize("calls", [1, 2])
-def test_system_exit_from_a_tool_propagates_once(calls: int) -> None:
+@pytest.mark.parametrize(("calls", "deadline"), [(1, None), (2, None), (1, 30)])
+def test_system_exit_from_a_tool_propagates_once(calls: int, deadline: int | None) -> None:
     child = _child(
         f"""
+        from wink import Deadline
         calls = {calls}
+        deadline = {f"Deadline.after({deadline})" if deadline else None}
         from dataclasses import dataclass
         @dataclass
         class Nothing:
@@ -92,7 +94,7 @@ def test_system_exit_from_a_tool_propagates_once(calls: int) -> None:
         prompt = Prompt(name="q", sections=[
             MarkdownSection(key="t", title="T", template="Go.", tools=[tool])])
         emulator.set_script([Turn.tool_calls(*[EmulatedToolCall("quit", {{}})] * calls)])
-        adapter.evaluate(prompt, session=Session())
+        adapter.evaluate(prompt, session=Session(), deadline=deadline)
         print("not reached")
         """
     )
