@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import sys
 from collections.abc import Sequence
 
@@ -162,7 +163,20 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the `wink` command; returns the process exit code."""
+    """Run the `wink` command; returns the process exit code.
+
+    A reader that stops early (`wink demo | head`) ends the command quietly, the way
+    Python's documentation says to: what is left to print goes to /dev/null, exit code 1.
+    """
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the flush at exit must not fail again
+        return 1
+
+
+def _run(argv: Sequence[str] | None) -> int:
     arguments = _parser().parse_args(argv)
     if arguments.command == "demo":
         problem = _demo_problem(arguments)

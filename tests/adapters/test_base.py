@@ -305,17 +305,16 @@ def test_the_sdk_timeout_is_the_adapters_cut_to_what_the_deadline_leaves() -> No
     assert far == 7.5
 
 
-def test_a_sync_client_blocks_the_loop_only_where_nothing_else_waits() -> None:
-    """Inline in `evaluate()`'s own task; with a deadline, or on a caller's loop, on a
-    worker thread, so the wait stays cancellable and the loop keeps running."""
+def test_a_sync_client_passed_in_is_called_on_a_worker_thread_by_every_entry_point() -> None:
+    """Never on an event loop, never on the caller's thread: with or without a deadline,
+    sync or async, the wait stays cancellable and the loop keeps running."""
     adapter = CannedAdapter(client=Client(sync=True))
     adapter.evaluate(HELLO, session=Session())
     adapter.evaluate(HELLO, session=Session(), deadline=Deadline(30.0))
     asyncio.run(adapter.evaluate_async(HELLO, session=Session()))
-    inline, bounded, on_a_loop = (thread for _, _, thread in adapter.posts)
-    assert inline is threading.current_thread()
-    assert bounded is not threading.current_thread()
-    assert on_a_loop is not threading.current_thread()
+    threads = [thread for _, _, thread in adapter.posts]
+    assert len(threads) == 3
+    assert all(thread.name.startswith("wink-worker") for thread in threads)
 
 
 def test_a_client_that_cannot_be_built_is_a_request_error_without_the_key() -> None:
@@ -337,9 +336,9 @@ def test_a_client_that_cannot_be_built_is_a_request_error_without_the_key() -> N
 def test_the_context_managers_close_what_the_adapter_made() -> None:
     with CannedAdapter() as adapter:
         adapter.evaluate(HELLO, session=Session())
-    [sync_client] = adapter.clients
-    assert sync_client.sync
-    assert sync_client.closed
+    [portal_client] = adapter.clients  # one async client, on wink's own loop
+    assert not portal_client.sync
+    assert portal_client.closed
 
     async def on_my_loop() -> Client:
         async with CannedAdapter() as adapter:

@@ -352,7 +352,7 @@ def test_budget_stops_the_loop(provider: str, emulator: ProviderEmulator) -> Non
 # --- clients
 
 
-def test_sync_evaluate_uses_the_sdk_sync_client_and_async_the_async_one(
+def test_sync_evaluate_uses_the_async_client_of_winks_loop_and_async_the_callers(
     provider: str, emulator: ProviderEmulator
 ) -> None:
     import asyncio
@@ -361,33 +361,41 @@ def test_sync_evaluate_uses_the_sdk_sync_client_and_async_the_async_one(
     import httpx2
     import openai
 
-    sync_type, async_type = {
-        "openai": (openai.OpenAI, openai.AsyncOpenAI),
-        "openai-responses": (openai.OpenAI, openai.AsyncOpenAI),
-        "anthropic": (anthropic.Anthropic, anthropic.AsyncAnthropic),
-        "google": (httpx2.Client, httpx2.AsyncClient),  # the REST API, no SDK
+    async_type = {
+        "openai": openai.AsyncOpenAI,
+        "openai-responses": openai.AsyncOpenAI,
+        "anthropic": anthropic.AsyncAnthropic,
+        "google": httpx2.AsyncClient,  # the REST API, no SDK
     }[provider]
     emulator.set_script([Turn.text("sync"), Turn.text("async"), Turn.text("nested")])
     adapter = make_adapter(provider, emulator)
 
     assert adapter.evaluate(make_prompt(), session=Session()).text == "sync"
-    sync_client = adapter._clients.held(sync=True)
-    assert type(sync_client) is sync_type
-    assert adapter._clients.open_clients == 1  # evaluate()'s loop left no async client
+    portal_client = adapter._clients.held(sync=True)
+    assert type(portal_client) is async_type
+    assert adapter._clients.open_clients == 1
 
     async def evaluate_async_then_nested_sync() -> None:
         response = await adapter.evaluate_async(make_prompt(), session=Session())
         assert response.text == "async"
-        assert type(adapter._clients.held(sync=False)) is async_type
-        # a sync call inside a running loop must not block it: it runs on a worker thread
+        mine = adapter._clients.held(sync=False)
+        assert type(mine) is async_type
+        assert mine is not portal_client
+        # a sync call inside a running loop blocks it, but runs on wink's loop: no deadlock
         assert adapter.evaluate(make_prompt(), session=Session()).text == "nested"
+        assert adapter._clients.held(sync=True) is portal_client  # the same, reused
         await adapter.aclose()
+        assert _closed(mine)
 
     asyncio.run(evaluate_async_then_nested_sync())
     assert adapter._clients.open_clients == 0
-    closed = sync_client.is_closed
-    assert closed() if callable(closed) else closed  # a method on the SDKs, a property on httpx2
+    assert _closed(portal_client)
     assert [request.provider for request in emulator.requests] == [provider] * 3
+
+
+def _closed(client: object) -> bool:
+    closed = client.is_closed  # a method on the SDKs, a property on httpx2
+    return bool(closed() if callable(closed) else closed)
 
 
 def test_one_adapter_serves_sync_callers_on_several_threads(
@@ -403,7 +411,7 @@ def test_one_adapter_serves_sync_callers_on_several_threads(
 
     assert on_threads(three_evaluations) == []
     assert answers == ["ok"] * 12
-    assert adapter._clients.open_clients == 1  # one thread-safe sync client for all threads
+    assert adapter._clients.open_clients == 1  # one async client, on wink's loop, for all
     adapter.close()
     assert adapter._clients.open_clients == 0
 

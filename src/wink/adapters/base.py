@@ -188,8 +188,9 @@ class ProviderAdapter(Evaluator, BatchMethods):
 
     def model_client(self, *, blocking: bool) -> Runner:
         """What serves one evaluation's requests on this adapter (the loop's
-        `ModelClient`; `FallbackAdapter` chains these). `blocking`: the evaluation runs
-        on a private loop of a sync entry point (see `wink.core.transport.http`)."""
+        `ModelClient`; `FallbackAdapter` chains these). `blocking`: the evaluation comes
+        from a sync entry point and runs on the portal (`wink.core.foundation.runtime`),
+        where an async client you passed in cannot serve it."""
         if not isinstance(cast(object, blocking), bool):
             raise InvalidArgumentError(
                 f"blocking must be True or False, got {blocking!r}", argument="blocking"
@@ -220,16 +221,16 @@ class ProviderAdapter(Evaluator, BatchMethods):
         )
 
     def _transport(self, request: ModelRequest, blocking: bool) -> Transport:
-        # in place only on a sync entry point's private loop, and with no deadline to cut
-        # the wait; else on a worker thread
-        return self._client_transport(blocking, offload=request.deadline is not None)
+        return self._client_transport(blocking)
 
-    def _client_transport(self, blocking: bool, *, offload: bool = False) -> Transport:
+    def _client_transport(self, blocking: bool) -> Transport:
+        """The running loop's async client; a sync client the caller passed in goes
+        through a worker thread (see `wink.core.transport.http`)."""
         client, sync = self._clients.get(blocking=blocking)
         calls = self.api.http_calls
-        if not sync:
-            return AsyncTransport(calls, client)
-        return SyncTransport(calls, client, offload=offload or not blocking)
+        if sync:
+            return SyncTransport(calls, client)
+        return AsyncTransport(calls, client)
 
     def _batch_runner(self, *, blocking: bool) -> BatchRunner:
         from .batch import BatchRunner
@@ -250,16 +251,16 @@ class ProviderAdapter(Evaluator, BatchMethods):
         self._clients.prepare(sync=sync)
 
     async def aclose(self) -> None:
-        """Close the clients this adapter made (the running loop's async client and the
-        sync client). A client passed in as `client=` belongs to the caller: left open.
+        """Close the clients this adapter made (the running loop's and the one the sync
+        entry points used). A client passed in as `client=` belongs to the caller: left open.
         The MCP servers its evaluations connected are closed too (`wink.mcp`)."""
         await self._clients.aclose()
         await self._release_sources_async()
 
     def close(self) -> None:
-        """Close the sync client `evaluate()` used. Async clients made by `evaluate()`
-        are closed with its call; one made on your loop needs `aclose()` there. The MCP
-        servers its evaluations connected are closed too (`wink.mcp`)."""
+        """Close the client the sync entry points used (the portal's; it is closed at
+        exit otherwise). One made on your loop needs `aclose()` there. The MCP servers its
+        evaluations connected are closed too (`wink.mcp`)."""
         self._clients.close_sync()
         self._release_sources()
 
