@@ -251,12 +251,13 @@ async def test_a_frozen_redis_times_out_and_the_evaluation_goes_on(
 
 async def test_a_restarted_redis_learns_what_the_fleet_knew(redis_server: RedisServer) -> None:
     knows = RedisLimiter(redis_server.url, namespace="seed", retry_every=0.0).pacer(KEY)
-    await knows.on_throttle(Permit(time.monotonic()), 30.0)  # a long window: the fleet holds
+    limit = {"limit_reached": True}  # the answers said a limit was hit: the fleet holds
+    await knows.on_throttle(Permit(time.monotonic()), 30.0, **limit)  # a long window
     redis_server.stop()
     redis_server.start()  # empty
     late = Permit(time.monotonic())
-    await knows.on_throttle(late, None)  # finds its old connection dead: Redis restarted...
-    await knows.on_throttle(late, None)  # ...so this step connects again, finds no key, seeds it
+    await knows.on_throttle(late, None, **limit)  # finds its old connection dead: restarted...
+    await knows.on_throttle(late, None, **limit)  # ...so this step connects, finds no key, seeds
     newcomer = RedisLimiter(redis_server.url, namespace="seed").pacer(KEY)
     assert await newcomer.acquire(_Deadline(1.0)) is None  # held past the deadline
     assert await newcomer.acquire(_Deadline(29.0)) is None  # by the window from before

@@ -177,7 +177,8 @@ class Runner:
                 # One bad `retry-after: 86400` must not stall every request of the adapter
                 # longer than the policy itself would ever wait.
                 retry_after = self._policy.cap_wait(error.details.retry_after_seconds)
-                await pacer.on_throttle(permit, retry_after)
+                limit_reached = error.details.limit_reached
+                await pacer.on_throttle(permit, retry_after, limit_reached=limit_reached)
             raise
         except WinkError:
             raise

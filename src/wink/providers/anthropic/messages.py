@@ -491,6 +491,9 @@ def anthropic_error_facts(
         body=body,
         headers=headers,
         quota_exhausted=spend_limit or kind == "billing_error" or _NO_CREDIT_WORDS in lowered,
+        # Anthropic answers 429 only for the organization's own limits (its capacity
+        # runs short with a 529): a `rate_limit_error` always names one.
+        limit_named=kind == "rate_limit_error",
         context_window_exceeded=invalid and any(w in lowered for w in _CONTEXT_WINDOW_WORDS),
     )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, cast
@@ -126,6 +127,10 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
 # `content_policy_violation`); OpenAI's reasoning models flag a prompt as `invalid_prompt`.
 _FILTER_CODES = frozenset({"content_filter", "content_policy_violation"})
 _CONTEXT_WINDOW_WORDS = "maximum context length"  # OpenAI's and compatible servers' text
+# A 429 of the account's own limit names it: `rate_limit_exceeded`, "... on requests per
+# min (RPM): Limit 500, Used 500, Requested 1." (older: "Limit: 3 / min"). Other 429s
+# ("That model is currently overloaded with other requests", a gateway's) name none.
+_LIMIT_SIZE = re.compile(r"\bLimit:? ?\d")
 
 
 def openai_error_facts(
@@ -143,6 +148,7 @@ def openai_error_facts(
         headers=headers,
         # OpenAI sends an exhausted quota as a 429 too.
         quota_exhausted="insufficient_quota" in (code, kind),
+        limit_named=code == "rate_limit_exceeded" and _LIMIT_SIZE.search(text) is not None,
         context_window_exceeded=code == "context_length_exceeded"
         or _CONTEXT_WINDOW_WORDS in text.lower(),
         content_filtered=code in _FILTER_CODES
