@@ -5,10 +5,13 @@ is the wire's own service (`routes.py`)."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from typing import Any, cast
 
 from .faults import Fault
+from .formats import as_object
 from .records import Provider
 from .server import RawRequest
 
@@ -24,6 +27,13 @@ class HostRoute:
     model: str | None = None
     rejection: Fault | None = None
     not_found: bool = False
+
+
+def parse_json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
 
 
 class EmulatedHost:
@@ -75,4 +85,46 @@ class AzureOpenAI(EmulatedHost):
         return route
 
 
-HOSTS: tuple[EmulatedHost, ...] = (AzureOpenAI(),)
+_DEEPSEEK_ECHO = "The reasoning_content in the thinking mode must be passed back to the API."
+
+
+class DeepSeek(EmulatedHost):
+    """DeepSeek (`/chat/completions`, no `/v1`): a bearer key; with thinking on (a
+    `reasoning_effort`, `thinking: {type: enabled}`, or `deepseek-reasoner`), every
+    assistant turn that called tools must carry its `reasoning_content` back, else 400."""
+
+    paths = ((re.compile(r"^/chat/completions$"), "openai"),)
+
+    def check(self, raw: RawRequest, route: HostRoute) -> HostRoute:
+        if not raw.headers.get("authorization", "").startswith("Bearer "):
+            body = {
+                "error": {
+                    "message": "Authentication Fails (no such user)",
+                    "type": "authentication_error",
+                }
+            }
+            return HostRoute(route.wire, route.model, Fault.http(401, body))
+        fields = as_object(parse_json(raw.body))
+        thinking = cast(dict[str, Any], fields.get("thinking") or {})
+        on = (
+            "reasoning_effort" in fields
+            or thinking.get("type") == "enabled"
+            or fields.get("model") == "deepseek-reasoner"
+        )
+        messages = fields.get("messages")
+        if on and isinstance(messages, list):
+            for entry in cast(list[Any], messages):
+                message = cast(dict[str, Any], entry) if isinstance(entry, dict) else {}
+                tool_turn = message.get("role") == "assistant" and message.get("tool_calls")
+                if tool_turn and "reasoning_content" not in message:
+                    error = {
+                        "message": _DEEPSEEK_ECHO,
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "invalid_request_error",
+                    }
+                    return HostRoute(route.wire, route.model, Fault.http(400, {"error": error}))
+        return route
+
+
+HOSTS: tuple[EmulatedHost, ...] = (AzureOpenAI(), DeepSeek())

@@ -377,4 +377,13 @@ def _parse_usage(counts: Any) -> Usage:
         cached_tokens=read_count(counts, "prompt_tokens_details", "cached_tokens"),
         reasoning_tokens=read_count(counts, "completion_tokens_details", "reasoning_tokens"),
         cache_write_tokens=read_count(counts, "prompt_tokens_details", "cache_write_tokens"),
+        billed_cost=_billed_cost(counts),
     )
+
+
+def _billed_cost(counts: Any) -> float | None:
+    """OpenRouter's `usage.cost` (credits billed for the request), if a number."""
+    cost = cast(dict[str, Any], counts).get("cost") if isinstance(counts, dict) else None
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        return float(cost)
+    return None
