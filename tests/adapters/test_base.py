@@ -36,7 +36,8 @@ from wink.core.foundation.settings import ModelSettings
 from wink.core.throttling.headers import NO_RATE_LIMIT_HEADERS, RateLimitHeaders
 from wink.core.transport.errors import MalformedResponse
 from wink.core.transport.http import EncodedRequest, HttpCalls, WireRequest
-from wink.providers.base import Connection, Provider
+from wink.providers.base import Provider
+from wink.providers.host import Host
 from wink.testing import Fault, ProviderEmulator
 
 
@@ -56,15 +57,13 @@ class Canned(Provider):
     recording what it was asked to post, with the timeout and the thread it ran on."""
 
     name = "canned"
-    api_key_variables = ("WINK_CANNED_API_KEY",)
     unsupported_settings = frozenset({"seed"})
     rate_limit_headers = RateLimitHeaders(
         requests=("canned-limit-requests", "canned-remaining-requests", "canned-reset-requests")
     )
-    telemetry_name = "canned"
 
-    def __init__(self, model: str, settings: ModelSettings, connection: Connection) -> None:
-        super().__init__(model, settings, connection)
+    def __init__(self, settings: ModelSettings, host: Host) -> None:
+        super().__init__(settings, host)
         self.content = b'{"text": "ok"}'
         self.headers: dict[str, str] = {}
         self.posts: list[tuple[EncodedRequest, float, threading.Thread]] = []
@@ -82,7 +81,7 @@ class Canned(Provider):
     def http_calls(self) -> HttpCalls:
         return CannedCalls(self)
 
-    def build_request(self, request: ModelRequest) -> WireRequest:
+    def translate(self, request: ModelRequest) -> WireRequest:
         text = [getattr(message, "content", None) for message in request.messages]
         return WireRequest(
             "/v1/canned", {"model": self.model, "input": text, **self.settings.extra}
@@ -97,6 +96,16 @@ class Canned(Provider):
         self, prompt_name: str, secrets: tuple[str, ...]
     ) -> AbstractContextManager[None]:
         return contextlib.nullcontext()
+
+
+class CannedHost(Host):
+    """Where the canned provider is: nowhere, with a key variable of its own."""
+
+    name = "canned"
+    wire = Canned
+    system = "canned"
+    telemetry_name = "canned"
+    api_key_variables = ("WINK_CANNED_API_KEY",)
 
 
 class CannedCalls:
@@ -143,8 +152,8 @@ class CannedAdapter(ProviderAdapter):
         self.canned.headers = dict(headers or {})
 
     @classmethod
-    def _provider_type(cls, name: str) -> type[Provider]:
-        return Canned
+    def _host_type(cls, name: str) -> type[Host]:
+        return CannedHost
 
     @property
     def posts(self) -> list[tuple[EncodedRequest, float, threading.Thread]]:
@@ -283,10 +292,13 @@ def test_an_adapter_that_declares_no_rate_limit_headers_reads_none() -> None:
     class QuietCanned(Canned):
         rate_limit_headers = NO_RATE_LIMIT_HEADERS
 
+    class QuietHost(CannedHost):
+        wire = QuietCanned
+
     class Quiet(CannedAdapter):
         @classmethod
-        def _provider_type(cls, name: str) -> type[Provider]:
-            return QuietCanned
+        def _host_type(cls, name: str) -> type[Host]:
+            return QuietHost
 
     headers = {"canned-limit-requests": "60", "canned-remaining-requests": "59"}
     answer = send_once(Quiet(headers=headers))

@@ -15,8 +15,8 @@ The three seams:
 
 from __future__ import annotations
 
-import os
 import warnings
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from ..core.foundation.errors import (
@@ -33,6 +33,7 @@ from ..core.transport.exchange import Exchange
 from ..core.transport.http import AsyncTransport, SyncTransport, Transport
 from ..core.transport.runner import Exchanging, Runner
 from ..providers.base import Connection, Provider
+from ..providers.host import Host, SignedCalls
 from .batch_methods import BatchMethods
 from .evaluator import Evaluator
 from .options import (
@@ -60,25 +61,27 @@ _DEFAULT_MAX_OUTPUT_RETRIES = 2  # = wink.core.agent.answers.DEFAULT_MAX_OUTPUT_
 
 
 class ProviderAdapter(Evaluator, BatchMethods):
-    """Runs the one core loop against one provider, named by `provider`
-    (`create_adapter("provider:model")`'s prefix); its wire format is `api`, the
-    provider's object for this model and settings. A subclass sets only `provider`
-    (`AnthropicAdapter` and the others); any registered provider also runs as
-    `ProviderAdapter(model, provider="name", ...)`.
+    """Runs the one core loop against one host, named by `provider`
+    (`create_adapter("host:model")`'s prefix): `host` says where requests go and how they
+    are signed (its `system` names it for pricing), `api` is its wire format's object for
+    this model and settings. A subclass sets only `provider` (`AnthropicAdapter` and the
+    others); any registered host also runs as `ProviderAdapter(model, provider="name", ...)`.
     """
 
     provider: str = ""
 
     def __init__(self, model: str, *, provider: str | None = None, **options: Any) -> None:
         name = self._provider_name(provider)
-        api_type = self._provider_type(name)
+        host_type = self._host_type(name)
         if not isinstance(cast(object, model), str) or not model.strip():
             raise ConfigurationError(f"a model name is required, got {model!r}", provider=name)
-        unknown = sorted(set(options) - set(AdapterOptions.__annotations__))
+        own = host_type.option_names()
+        allowed = set(AdapterOptions.__annotations__) | own
+        unknown = sorted(set(options) - allowed)
         if unknown:
-            known = ", ".join(sorted(AdapterOptions.__annotations__))
             raise ConfigurationError(
-                f"unknown option(s) {', '.join(unknown)} for {name}; known: {known}",
+                f"unknown option(s) {', '.join(unknown)} for {name}; known: "
+                f"{', '.join(sorted(allowed))}",
                 provider=name,
                 option=unknown[0],
             )
@@ -87,7 +90,14 @@ class ProviderAdapter(Evaluator, BatchMethods):
         self.timeout: float = positive(options.get("timeout", 60.0), "timeout")
         self._set_loop_options(options)
         self.settings: ModelSettings = settings_from(options)
-        unsupported = self.settings.set_fields() & api_type.unsupported_settings
+        self._api_key: str | None = optional_str(options.get("api_key"), "api_key")
+        connection = Connection(self._api_key, self.base_url, self.timeout)
+        self.host: Host = host_type(
+            self.model, connection, {key: options[key] for key in own if key in options}
+        )
+        wire = host_type.wire
+        refused = self.settings.set_fields() & host_type.unsupported_settings
+        unsupported = (self.settings.set_fields() & wire.unsupported_settings) | refused
         if unsupported:
             warnings.warn(
                 f"{name} cannot honour {', '.join(sorted(unsupported))}; it is not sent "
@@ -95,10 +105,8 @@ class ProviderAdapter(Evaluator, BatchMethods):
                 UnsupportedSettingWarning,
                 stacklevel=3,
             )
-        self._api_key: str | None = optional_str(options.get("api_key"), "api_key")
-        self.api: Provider = api_type(
-            self.model, self.settings, Connection(self._api_key, self.base_url, self.timeout)
-        )
+        sent = replace(self.settings, **dict.fromkeys(refused)) if refused else self.settings
+        self.api: Provider = wire(sent, self.host)
         client = options.get("client")
         self._clients = ClientPool(
             self._client_for,
@@ -124,11 +132,11 @@ class ProviderAdapter(Evaluator, BatchMethods):
         return Exchange(self.api, secrets=self._secrets, timeout=self.timeout)
 
     @classmethod
-    def _provider_type(cls, name: str) -> type[Provider]:
-        """The `Provider` class for `name` (the registry's)."""
-        from .registry import load_provider  # the registry imports this module
+    def _host_type(cls, name: str) -> type[Host]:
+        """The `Host` class for `name` (the registry's)."""
+        from .registry import load_host  # the registry imports this module
 
-        return load_provider(name)
+        return load_host(name)
 
     def _provider_name(self, given: str | None) -> str:
         fixed = type(self).provider
@@ -199,7 +207,7 @@ class ProviderAdapter(Evaluator, BatchMethods):
             self.name,
             self._exchange,
             lambda request: self._transport(request, blocking),
-            system=self.api.telemetry_name,
+            system=self.host.telemetry_name,
             pacer=self._pacer,
             retry_policy=self.retry_policy,
             secrets=self._secrets,
@@ -228,6 +236,9 @@ class ProviderAdapter(Evaluator, BatchMethods):
         through a worker thread (see `wink.core.transport.http`)."""
         client, sync = self._clients.get(blocking=blocking)
         calls = self.api.http_calls
+        signer = self.host.signer()
+        if signer is not None:
+            calls = SignedCalls(calls, signer)
         if sync:
             return SyncTransport(calls, client)
         return AsyncTransport(calls, client)
@@ -272,22 +283,13 @@ class ProviderAdapter(Evaluator, BatchMethods):
 
     def _check_api_key(self) -> None:
         """No key anywhere: say which variable to set, before the SDK fails obscurely."""
-        variables = self.api.api_key_variables
-        if self._api_key or not variables or self.api.key_optional():
-            return
-        if any(os.environ.get(name) for name in variables):
-            return
-        raise ConfigurationError(
-            f"no API key for {self.provider}: set {' or '.join(variables)} or pass api_key=",
-            provider=self.provider,
-            option="api_key",
-        )
+        if self._api_key is None:
+            self.host.check_credentials()
 
     def _known_secrets(self, client: Any) -> tuple[str, ...]:
         """Every key this adapter may send: given, in the environment, or in the caller's
         client. Each is masked wherever wink shows provider text."""
-        found = [self._api_key, getattr(client, "api_key", None)]
-        found += [os.environ.get(name) for name in self.api.api_key_variables]
+        found = [self._api_key, getattr(client, "api_key", None), *self.host.secrets()]
         return tuple(dict.fromkeys(v.strip() for v in found if isinstance(v, str) and v.strip()))
 
 

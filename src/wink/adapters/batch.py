@@ -173,10 +173,12 @@ class BatchRunner:
         retry_policy: RetryPolicy,
         loop_settings: LoopSettings,
     ) -> None:
-        wire = api.batch_wire()
+        host = api.host
+        wire = api.batch_wire() if host.offers_batches else None
         if wire is None:
+            why = f" ({host.no_batches_reason})" if host.no_batches_reason else ""
             raise ConfigurationError(
-                f"{name} has no batch API in wink; use evaluate", provider=api.name
+                f"{name} has no batch API in wink{why}; use evaluate", provider=host.name
             )
         self.name = name
         self._api = api
@@ -406,7 +408,7 @@ class BatchRunner:
         api = self._api
         _warn_unsupported(api, settings)
         return Exchange(
-            type(api)(api.model, settings, api.connection),
+            type(api)(settings, api.host),
             secrets=self._secrets,
             timeout=self._timeout,
         )

@@ -270,7 +270,7 @@ class _Chain:
 
     @property
     def system(self) -> str:
-        return self._adapters[self._current].api.telemetry_name
+        return self._adapters[self._current].host.telemetry_name
 
     def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         cleaned: dict[str, Any] = dict(payload)

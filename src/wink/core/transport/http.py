@@ -45,10 +45,12 @@ class WireRequest:
 
 @dataclass(frozen=True, slots=True)
 class EncodedRequest:
-    """A `WireRequest` with its body encoded as strict JSON, UTF-8, once."""
+    """A `WireRequest` with its body encoded as strict JSON, UTF-8, once; `headers`: what
+    the host's signer adds to this request (None: nothing)."""
 
     path: str
     content: bytes
+    headers: Mapping[str, str] | None = None
 
 
 class OpenStream(Protocol):
@@ -207,7 +209,7 @@ class StainlessCalls:
             wire.path,
             cast_to=self._response_type,
             content=wire.content,
-            options={"timeout": time_limit},
+            options=_options(wire, time_limit),
         )
         return http.content, http.headers
 
@@ -218,7 +220,7 @@ class StainlessCalls:
             wire.path,
             cast_to=self._response_type,
             content=wire.content,
-            options={"timeout": time_limit},
+            options=_options(wire, time_limit),
         )
         return http.content, http.headers
 
@@ -227,7 +229,7 @@ class StainlessCalls:
             wire.path,
             cast_to=self._response_type,
             content=wire.content,
-            options={"timeout": time_limit},
+            options=_options(wire, time_limit),
             stream=True,
         )
 
@@ -236,6 +238,13 @@ class StainlessCalls:
             wire.path,
             cast_to=self._response_type,
             content=wire.content,
-            options={"timeout": time_limit},
+            options=_options(wire, time_limit),
             stream=True,
         )
+
+
+def _options(wire: EncodedRequest, time_limit: float) -> dict[str, Any]:
+    """A Stainless call's request options: its timeout, and the signer's headers."""
+    if wire.headers is None:
+        return {"timeout": time_limit}
+    return {"timeout": time_limit, "headers": wire.headers}
