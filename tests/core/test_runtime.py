@@ -375,3 +375,23 @@ def test_a_forked_child_gets_a_portal_of_its_own(ok_emulator: ProviderEmulator) 
     assert answers.get(timeout=5) == "ok"
     assert adapter.evaluate(HELLO, session=Session()).text == "ok"  # the parent's still runs
     adapter.close()
+
+
+def test_a_finalizer_that_spawns_while_the_portal_starts_a_call_does_not_deadlock() -> None:
+    """The garbage collector may run a dropped client's finalizer (`spawn`) on a thread
+    that is inside `start`, holding the portal's lock: it must not wait for itself."""
+    current = portal()
+    closed = threading.Event()
+
+    async def close() -> None:
+        closed.set()
+
+    def start_with_a_finalizer_inside() -> None:
+        with current._lock:  # what `start` holds when the collector runs a finalizer
+            current.spawn(close())
+
+    worker = threading.Thread(target=start_with_a_finalizer_inside, daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "spawn waited for a lock its own thread holds"
+    assert closed.wait(timeout=10)

@@ -63,7 +63,9 @@ class Portal:
         self.loop = asyncio.new_event_loop()
         self._closers: list[Callable[[], Closer | None]] = []
         self._spawned: set[asyncio.Task[Any]] = set()
-        self._lock = threading.Lock()
+        # reentrant: a finalizer (a dropped client's close) may run `spawn` on a thread
+        # that holds the lock already, when the garbage collector runs inside `start`
+        self._lock = threading.RLock()
         self._closing = False
         self._thread = threading.Thread(target=self._run, name="wink-loop", daemon=True)
         self._thread.start()
