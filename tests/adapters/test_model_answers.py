@@ -139,3 +139,24 @@ def test_a_fallback_moves_on_past_a_missing_key_as_past_a_401(
     assert response.text == "From OpenAI."
     [switched] = session[AdapterSwitched]
     assert isinstance(switched.error, ConfigurationError)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_batched_answer_with_two_calls_of_one_id_goes_on_too(provider: str) -> None:
+    """A batch reads each answer as `evaluate` does: repeats renamed, every call run."""
+    recorder = Recorder(
+        Turn.tool_calls(
+            EmulatedToolCall("weather", {"city": "Paris"}, id="call_1"),
+            EmulatedToolCall("weather", {"city": "Lyon"}, id="call_1"),
+        ),
+        Turn.text("Sunny in Paris."),
+    )
+    with ProviderEmulator(recorder) as emu:
+        adapter = _adapter(provider, emu)
+        job = adapter.submit_batch([make_prompt()])
+        while not job.finished:
+            job = adapter.advance_batch(job)
+        [result] = adapter.batch_results(job)
+    assert not isinstance(result, Exception), result
+    assert result.text == "Sunny in Paris."
+    assert [r.call_id for r in recorder.seen[1].tool_results] == ["call_1", "call_1_2"]
