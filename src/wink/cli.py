@@ -100,8 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--live",
         action="store_true",
-        help="run against the real provider instead of the emulator; needs OPENAI_API_KEY, "
-        "ANTHROPIC_API_KEY or GEMINI_API_KEY (default: off, the emulator)",
+        help="run against the real provider instead of the emulator; needs its key in the "
+        "environment, read as the adapter reads it (OPENAI_API_KEY; ANTHROPIC_API_KEY or "
+        "ANTHROPIC_AUTH_TOKEN; GOOGLE_API_KEY, then GEMINI_API_KEY) (default: off, the emulator)",
     )
     demo.add_argument(
         "--stream",

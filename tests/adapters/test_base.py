@@ -222,17 +222,21 @@ def test_a_setting_the_provider_cannot_honour_is_not_dropped_silently() -> None:
         ("google:gemini-2.5-flash", ("GOOGLE_API_KEY", "GEMINI_API_KEY")),
     ],
 )
-def test_no_api_key_is_a_request_side_error_naming_the_variable(
+def test_no_api_key_is_a_configuration_error_of_create_adapter_naming_the_variables(
     spec: str, variables: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Known when the adapter is made (no key given, no client, no variable): raised
+    there, as itself, not at the first request wrapped in a `PromptEvaluationError`."""
     for name in variables:
         monkeypatch.delenv(name, raising=False)
-    adapter = create_adapter(spec)
-    with pytest.raises(PromptEvaluationError) as info:
-        adapter.evaluate(HELLO, session=Session())
-    assert info.value.phase == "request"
-    assert variables[0] in str(info.value)
-    assert isinstance(info.value.__cause__, ConfigurationError)
+    with pytest.raises(ConfigurationError) as info:
+        create_adapter(spec)
+    assert type(info.value) is ConfigurationError
+    provider = spec.partition(":")[0]
+    assert str(info.value) == (
+        f"no API key for {provider}: set {' or '.join(variables)} or pass api_key="
+    )
+    assert (info.value.provider, info.value.option) == (provider, "api_key")
 
 
 # --- one exchange

@@ -30,6 +30,7 @@ from wink import (
     ToolInvoked,
     create_adapter,
 )
+from wink.core.foundation.settings import SETTING_NAMES
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 
 
@@ -439,21 +440,110 @@ def test_a_key_from_the_environment_is_masked_like_a_given_one(
     assert key not in text
 
 
-def test_model_settings_reach_the_wire_under_each_providers_names(
-    provider: str, emulator: ProviderEmulator
-) -> None:
-    from wink import ModelSettings
+# Each setting's value in the matrix, distinct enough to be found anywhere in a body.
+SETTING_VALUES: dict[str, object] = {
+    "temperature": 0.25,
+    "max_tokens": 64,
+    "top_p": 0.5,
+    "stop": ("END-OF-TURN",),
+    "seed": 7123,
+    "thinking": "low",
+    "prompt_cache_key": "cache-key-1",
+    "prompt_cache_retention": "24h",
+}
+# A model of each provider that takes every setting its API has (a reasoning model).
+SETTINGS_MODELS = {
+    "openai": "o4-mini",
+    "openai-responses": "o4-mini",
+    "anthropic": "claude-sonnet-4-6",
+    "google": "gemini-2.5-flash",  # thinks by a token budget, not an effort
+}
+WARNED = None
+"""A setting the provider's API has no field for: warned about, never sent."""
+# Where each setting lands in each provider's request body, and as what.
+WIRE: dict[str, dict[str, tuple[tuple[str, ...], object] | None]] = {
+    "openai": {
+        "temperature": (("temperature",), 0.25),
+        "max_tokens": (("max_completion_tokens",), 64),
+        "top_p": (("top_p",), 0.5),
+        "stop": (("stop",), ["END-OF-TURN"]),
+        "seed": (("seed",), 7123),
+        "thinking": (("reasoning_effort",), "low"),
+        "prompt_cache_key": (("prompt_cache_key",), "cache-key-1"),
+        "prompt_cache_retention": (("prompt_cache_retention",), "24h"),
+    },
+    "openai-responses": {
+        "temperature": (("temperature",), 0.25),
+        "max_tokens": (("max_output_tokens",), 64),
+        "top_p": (("top_p",), 0.5),
+        "stop": WARNED,
+        "seed": WARNED,
+        "thinking": (("reasoning", "effort"), "low"),
+        "prompt_cache_key": (("prompt_cache_key",), "cache-key-1"),
+        "prompt_cache_retention": (("prompt_cache_retention",), "24h"),
+    },
+    "anthropic": {
+        "temperature": (("temperature",), 0.25),
+        "max_tokens": (("max_tokens",), 64),
+        "top_p": (("top_p",), 0.5),
+        "stop": (("stop_sequences",), ["END-OF-TURN"]),
+        "seed": WARNED,
+        "thinking": (("output_config", "effort"), "low"),
+        "prompt_cache_key": WARNED,
+        "prompt_cache_retention": WARNED,
+    },
+    "google": {
+        "temperature": (("generationConfig", "temperature"), 0.25),
+        "max_tokens": (("generationConfig", "maxOutputTokens"), 64),
+        "top_p": (("generationConfig", "topP"), 0.5),
+        "stop": (("generationConfig", "stopSequences"), ["END-OF-TURN"]),
+        "seed": (("generationConfig", "seed"), 7123),
+        "thinking": (("generationConfig", "thinkingConfig", "thinkingBudget"), 1024),
+        "prompt_cache_key": WARNED,
+        "prompt_cache_retention": WARNED,
+    },
+}
 
+
+@pytest.mark.parametrize("setting", SETTING_NAMES)
+def test_every_setting_reaches_the_wire_or_is_warned_about(
+    provider: str, setting: str, emulator: ProviderEmulator
+) -> None:
+    """`SETTING_NAMES` x providers: the setting is in the request the emulator received,
+    where the provider's API reads it, or it was warned about
+    (`UnsupportedSettingWarning`) and is nowhere in the request; never silently lost."""
+    import json
+    import warnings
+
+    from wink import Thinking, UnsupportedSettingWarning
+
+    value = SETTING_VALUES[setting]
+    if setting == "thinking" and provider == "google":
+        value = Thinking(budget_tokens=1024)
     recorder = Recorder(Turn.text("ok"))
     emulator.set_script(recorder)
-    settings = ModelSettings(temperature=0.25, max_tokens=64, top_p=0.5)
-    make_adapter(provider, emulator, settings=settings).evaluate(make_prompt(), session=Session())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        adapter = create_adapter(
+            f"{provider}:{SETTINGS_MODELS[provider]}",
+            base_url=emulator.base_url(provider),
+            api_key=KEY,
+            retry_policy=NO_RETRY,
+            **{setting: value},  # type: ignore[arg-type]
+        )
+        adapter.evaluate(make_prompt(), session=Session())
+    adapter.close()
     body = recorder.seen[0].body
-    where = body.get("generationConfig", {}) if provider == "google" else body
-    names = {
-        "openai": ("temperature", "max_completion_tokens", "top_p"),
-        "openai-responses": ("temperature", "max_output_tokens", "top_p"),
-        "anthropic": ("temperature", "max_tokens", "top_p"),
-        "google": ("temperature", "maxOutputTokens", "topP"),
-    }[provider]
-    assert [where.get(name) for name in names] == [0.25, 64, 0.5]
+    warned = [w for w in caught if issubclass(w.category, UnsupportedSettingWarning)]
+    expected = WIRE[provider][setting]
+    if expected is WARNED:
+        assert len(warned) == 1
+        assert setting in str(warned[0].message)
+        assert json.dumps(SETTING_VALUES[setting]).strip("[]") not in json.dumps(body)
+        return
+    assert warned == []
+    path, sent = expected
+    found: Any = body
+    for key in path:
+        found = found[key]
+    assert found == sent

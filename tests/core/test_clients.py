@@ -256,14 +256,19 @@ async def test_entering_a_fallback_opens_every_adapters_client(
     assert first._clients.open_clients == second._clients.open_clients == 0
 
 
-async def test_entering_an_adapter_without_a_key_fails_its_first_request_as_before(
+async def test_a_key_gone_after_the_adapter_was_made_fails_its_request_as_itself(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    async with create_adapter("openai:gpt-4.1") as adapter:
-        with pytest.raises(PromptEvaluationError, match="OPENAI_API_KEY") as info:
-            await adapter.evaluate_async(HELLO, session=Session())
-    assert info.value.phase == "request"
+    """A `ConfigurationError`, not wrapped into `PromptEvaluationError(phase="request")`:
+    `except ConfigurationError` catches it, at the first request as at construction."""
+    monkeypatch.setenv("OPENAI_API_KEY", "set-when-built")
+    adapter = create_adapter("openai:gpt-4.1", base_url=None)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(ConfigurationError, match="OPENAI_API_KEY") as info:
+        await adapter.evaluate_async(HELLO, session=Session())
+    await adapter.aclose()
+    assert type(info.value) is ConfigurationError
+    assert info.value.option == "api_key"
 
 
 def test_a_client_passed_in_is_left_open() -> None:

@@ -24,6 +24,7 @@ from ..core.foundation.errors import (
     InvalidArgumentError,
     UnsupportedSettingWarning,
 )
+from ..core.foundation.limits import DEFAULT_MAX_OUTPUT_RETRIES, DEFAULT_MAX_ROUNDS
 from ..core.foundation.messages import ModelRequest
 from ..core.foundation.settings import ModelSettings
 from ..core.throttling.limiter import InProcessLimiter, Limiter
@@ -55,9 +56,6 @@ if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an 
     from .batch import BatchRunner
 
 __all__ = ["AdapterOptions", "ProviderAdapter"]
-
-_DEFAULT_MAX_ROUNDS = 50  # = wink.core.agent.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
-_DEFAULT_MAX_OUTPUT_RETRIES = 2  # = wink.core.agent.answers.DEFAULT_MAX_OUTPUT_RETRIES
 
 
 class ProviderAdapter(Evaluator, BatchMethods):
@@ -108,6 +106,8 @@ class ProviderAdapter(Evaluator, BatchMethods):
         sent = replace(self.settings, **dict.fromkeys(refused)) if refused else self.settings
         self.api: Provider = wire(sent, self.host)
         client = options.get("client")
+        if client is None:  # known now: no key given, none in the environment
+            self._check_api_key()
         self._clients = ClientPool(
             self._client_for,
             given=_without_sdk_retries(client),
@@ -170,13 +170,13 @@ class ProviderAdapter(Evaluator, BatchMethods):
             options.get("graceful_tool_errors", True), "graceful_tool_errors"
         )
         self.max_rounds: int | None = limit(
-            options.get("max_rounds", _DEFAULT_MAX_ROUNDS), "max_rounds"
+            options.get("max_rounds", DEFAULT_MAX_ROUNDS), "max_rounds"
         )
         self.max_failed_tool_rounds: int | None = limit(
             options.get("max_failed_tool_rounds", 8), "max_failed_tool_rounds"
         )
         self.max_output_retries: int | None = check_output_retries(
-            options.get("max_output_retries", _DEFAULT_MAX_OUTPUT_RETRIES)
+            options.get("max_output_retries", DEFAULT_MAX_OUTPUT_RETRIES)
         )
 
     # ---- identity
@@ -282,7 +282,9 @@ class ProviderAdapter(Evaluator, BatchMethods):
         return self.api.make_client(sync=sync)
 
     def _check_api_key(self) -> None:
-        """No key anywhere: say which variable to set, before the SDK fails obscurely."""
+        """No key anywhere: say which variable to set, before the SDK fails obscurely
+        (when the adapter is built, and again when a client is made: a variable may have
+        gone since)."""
         if self._api_key is None:
             self.host.check_credentials()
 

@@ -37,7 +37,7 @@ from ..core.foundation.errors import (
     WinkError,
 )
 from ..core.foundation.messages import ModelRequest, ModelResponse
-from ..core.foundation.portable import CallIdRules, portable_messages
+from ..core.foundation.portable import CallIdRules, distinct_call_ids, portable_messages
 from ..core.foundation.settings import ModelSettings
 from ..core.prompting.session import Session
 from ..core.throttling.retry import RetryPolicy
@@ -110,7 +110,8 @@ class DeferredClient:
         if answer is None:
             self.sent = self._exchange.encode(request)
             raise AnswerLater()
-        return replace(self._read(request, answer), origin=self.origin)
+        response = distinct_call_ids(self._read(request, answer), request.messages)
+        return replace(response, origin=self.origin)
 
     def _read(self, request: ModelRequest, answer: ItemAnswer) -> ModelResponse:
         """The answer as `evaluate` reads the same one: a body parsed by the provider's

@@ -72,9 +72,9 @@ def throttled(error: WinkError) -> bool:
     return isinstance(error, ThrottleError | DeadlineExceededError)
 
 
-# Failures that say something about the adapter (its key, account or model), not about
-# the request: the next adapter, with its own, may well succeed.
-_ADAPTER_FAILURES = (AuthenticationError, PermissionDeniedError, NotFoundError)
+# Failures that say something about the adapter (its key, account or model, or no key at
+# all), not about the request: the next adapter, with its own, may well succeed.
+_ADAPTER_FAILURES = (AuthenticationError, PermissionDeniedError, NotFoundError, ConfigurationError)
 # another model may take it: a longer input, a part this provider cannot carry
 _ELSEWHERE = (ContextWindowExceededError, UnsupportedContentError, *_ADAPTER_FAILURES)
 
@@ -84,9 +84,10 @@ def another_adapter_may_help(error: WinkError) -> bool:
     (`throttled`); an input too long for this model's context window (the next may have a
     larger one); an image, a document or an audio this provider cannot take (the next
     may); a key, an account or a model name this provider refused (401, 403,
-    404: nothing about the next adapter). Not any other rejected request
-    (`BadRequestError`: malformed here is malformed everywhere), nor a request a content
-    filter blocked, nor an answer wink could not use."""
+    404: nothing about the next adapter), or no key at all (`ConfigurationError`). Not
+    any other rejected request (`BadRequestError`: malformed here is malformed
+    everywhere), nor a request a content filter blocked, nor an answer wink could not
+    use."""
     return throttled(error) or isinstance(error, _ELSEWHERE)
 
 

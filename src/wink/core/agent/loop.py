@@ -31,7 +31,13 @@ from ..foundation.events import (
     ThinkingReceived,
     ToolInvoked,
 )
-from ..foundation.limits import Budget, BudgetTracker, Deadline
+from ..foundation.limits import (
+    DEFAULT_MAX_OUTPUT_RETRIES,
+    DEFAULT_MAX_ROUNDS,
+    Budget,
+    BudgetTracker,
+    Deadline,
+)
 from ..foundation.messages import (
     FinishReason,
     Message,
@@ -51,12 +57,12 @@ from ..prompting.sources import offered_tools
 from ..prompting.tools import Tool
 from ..telemetry.spans import Telemetry, current_trace, traced_evaluation
 from ..throttling.retry import RetryPolicy
-from .answers import DEFAULT_MAX_OUTPUT_RETRIES, Rejection, StructuredAnswers
+from .answers import Rejection, StructuredAnswers
 from .conversation import ANSWER_HELD, ANSWER_TAKEN, Approvals, held_calls, in_call_order, resume
 from .deferred import AnswerLater, LoopState
 from .executor import ToolExecution, ToolExecutor
 from .rounds import NULL_SINK, NullSink, RoundAttempts, publish, record_retry
-from .turns import check_finished, echo_turn, split_output_call
+from .turns import check_finished, check_not_empty, echo_turn, split_output_call
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_RETRIES",
@@ -93,9 +99,6 @@ class ModelClient(Protocol):
     async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse: ...
 
     def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]: ...
-
-
-DEFAULT_MAX_ROUNDS = 50  # a model that never stops calling tools must not run forever
 
 
 @dataclass(frozen=True, slots=True)
@@ -574,6 +577,7 @@ def _first_turn(
     text: str, parts: tuple[UserPart, ...], attachments: tuple[Attachment, ...]
 ) -> UserMessage:
     """The rendered prompt, then the call's attachments; a text turn when that is all."""
+    check_not_empty(text, parts, attachments)
     if not attachments and all(isinstance(part, TextPart) for part in parts):
         return UserMessage(text)
     return UserMessage((*parts, *attachments))

@@ -39,6 +39,7 @@ from ..throttling.headers import (
 )
 
 __all__ = [
+    "REDACTED",
     "MalformedResponse",
     "SdkErrors",
     "StatusFacts",
@@ -59,7 +60,8 @@ _SECRET_KEYS = frozenset(
 _SECRET_PATTERN = re.compile(
     r"(sk-[A-Za-z0-9_\-*]{6,}|AIza[0-9A-Za-z_\-]{10,}|Bearer\s+[A-Za-z0-9._\-*]+)"
 )
-_REDACTED = "[redacted]"
+REDACTED = "[redacted]"
+"""What wink shows in place of a secret (a key, an auth header), wherever it shows text."""
 _OVERLOADED_STATUSES = frozenset({500, 502, 503, 504, 529})
 _TIMEOUT_STATUSES = frozenset({408})
 _PAYMENT_REQUIRED = 402  # Anthropic's billing_error: out of credit, as a quota
@@ -93,17 +95,17 @@ def redact_secrets(value: Any, secrets: Iterable[str | None] = ()) -> Any:
             return _TOO_DEEP
         if isinstance(node, Mapping):
             return {
-                key: (_REDACTED if str(key).lower() in _SECRET_KEYS else clean(item, depth + 1))
+                key: (REDACTED if str(key).lower() in _SECRET_KEYS else clean(item, depth + 1))
                 for key, item in cast(Mapping[Any, Any], node).items()
             }
         if isinstance(node, list | tuple):
             return [clean(item, depth + 1) for item in cast(Iterable[Any], node)]
         if isinstance(node, str):
             for secret in known:
-                node = node.replace(secret, _REDACTED)
+                node = node.replace(secret, REDACTED)
             for pattern in short:
-                node = pattern.sub(_REDACTED, node)
-            return _SECRET_PATTERN.sub(_REDACTED, node)
+                node = pattern.sub(REDACTED, node)
+            return _SECRET_PATTERN.sub(REDACTED, node)
         return node
 
     return clean(value, 0)
