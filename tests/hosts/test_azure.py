@@ -60,9 +60,9 @@ def test_no_resource_and_no_key_are_said_before_anything_is_sent(
     with pytest.raises(ConfigurationError, match="AZURE_OPENAI_ENDPOINT") as info:
         create_adapter("azure:prod-gpt", api_key=KEY)
     assert info.value.option == "endpoint"
-    adapter = create_adapter("azure:prod-gpt", endpoint="https://r.openai.azure.com")
-    with pytest.raises(Exception, match="AZURE_OPENAI_API_KEY"):
-        adapter.evaluate(HELLO, session=Session())
+    with pytest.raises(ConfigurationError, match="AZURE_OPENAI_API_KEY") as missing:
+        create_adapter("azure:prod-gpt", endpoint="https://r.openai.azure.com")
+    assert missing.value.option == "api_key"
 
 
 def test_an_option_of_another_host_is_refused_naming_the_host() -> None:
@@ -157,9 +157,11 @@ def test_base_model_chooses_the_rules_and_the_deployment_is_sent() -> None:
     assert request.body["model"] == "prod"
     assert request.body["reasoning_effort"] == "high"  # o3's rule, on the deployment
     assert adapter.api.model == "o3"
-    create_adapter("azure:gpt-4o", endpoint="https://r.example", base_model="o3", thinking="high")
+    create_adapter(
+        "azure:gpt-4o", endpoint="https://r.example", base_model="o3", thinking="high", api_key=KEY
+    )
     with pytest.raises(ConfigurationError, match="gpt-4o is not a reasoning model"):
-        create_adapter("azure:gpt-4o", endpoint="https://r.example", thinking="high")
+        create_adapter("azure:gpt-4o", endpoint="https://r.example", thinking="high", api_key=KEY)
 
 
 def test_the_emulator_refuses_a_request_without_auth_as_azure_does() -> None:

@@ -11,7 +11,13 @@ import pytest
 
 from tests.helpers.adapters import KEY, NO_RETRY
 from tests.helpers.prompts import HELLO, make_prompt
-from wink import BadRequestError, Session, UnsupportedSettingWarning, create_adapter
+from wink import (
+    BadRequestError,
+    ConfigurationError,
+    Session,
+    UnsupportedSettingWarning,
+    create_adapter,
+)
 from wink.testing import Fault, ProviderEmulator, Turn
 
 
@@ -155,13 +161,13 @@ def test_each_host_reads_its_own_key_and_never_openais(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-must-not-travel-0123456789")
     monkeypatch.delenv(variable, raising=False)
+    with pytest.raises(ConfigurationError, match=variable):  # OPENAI_API_KEY is not its key
+        create_adapter(f"{host}:m")
+    monkeypatch.setenv(variable, "host-key-0123456789")
     adapter = create_adapter(f"{host}:m")
     assert adapter.host.system == system
-    assert str(adapter.api.make_client(sync=True).base_url).rstrip("/") == url
-    with pytest.raises(Exception, match=variable):
-        adapter.evaluate(HELLO, session=Session())
-    monkeypatch.setenv(variable, "host-key-0123456789")
-    client = create_adapter(f"{host}:m").api.make_client(sync=True)
+    client = adapter.api.make_client(sync=True)
+    assert str(client.base_url).rstrip("/") == url
     assert client.api_key == "host-key-0123456789"
 
 
@@ -179,7 +185,6 @@ def test_ollama_needs_no_key_and_never_sends_openais(monkeypatch: pytest.MonkeyP
 
 
 def test_a_compatible_host_offers_no_batches() -> None:
-    from wink import ConfigurationError
 
     with warnings.catch_warnings():
         adapter = create_adapter("deepseek:deepseek-chat", api_key=KEY)
