@@ -151,13 +151,28 @@ def _import_time_imports(path: Path, root: Path = SRC) -> set[str]:
     return {target for target in targets if target.startswith("wink.") and target != module}
 
 
+# The wire formats' folders. A host's folder (azure, deepseek...) is made of the wire it
+# serves, so it may import that wire's folder; a wire never imports another folder.
+WIRE_FOLDERS = frozenset(
+    {"wink.providers.openai", "wink.providers.anthropic", "wink.providers.google"}
+)
+SHARED_PROVIDER_MODULES = frozenset({"base", "host"})  # providers/base.py, providers/host.py
+
+
 def _provider_folder(module: str) -> str | None:
-    """The provider folder of `module` (`wink.providers.openai`); None for the shared
-    `wink.providers.base` and anything outside `wink.providers`."""
+    """The provider folder of `module` (`wink.providers.openai`); None for the modules all
+    providers share (`wink.providers.base`, `.host`) and anything outside `wink.providers`."""
     parts = module.split(".")
-    if len(parts) < 3 or parts[:2] != ["wink", "providers"] or parts[2] == "base":
+    if len(parts) < 3 or parts[:2] != ["wink", "providers"]:
+        return None
+    if parts[2] in SHARED_PROVIDER_MODULES:
         return None
     return ".".join(parts[:3])
+
+
+def _folder_may_import(mine: str, theirs: str) -> bool:
+    """A host's folder may import the wire format it serves; nothing else crosses folders."""
+    return mine == theirs or (mine not in WIRE_FOLDERS and theirs in WIRE_FOLDERS)
 
 
 def _face_violation(module: str, target: str) -> str | None:
@@ -187,7 +202,7 @@ def _violations(sources: list[Path] = SOURCES, root: Path = SRC) -> list[str]:
             elif _layer(target) not in LAYERS[layer] | {layer}:
                 problems.append(f"{where}: {layer} may not import {_layer(target)} ({target})")
             mine, theirs = _provider_folder(module), _provider_folder(target)
-            if mine is not None and theirs is not None and mine != theirs:
+            if mine is not None and theirs is not None and not _folder_may_import(mine, theirs):
                 problems.append(f"{where}: provider {mine} imports provider {theirs}")
     return problems
 
@@ -381,4 +396,21 @@ def test_the_checker_finds_a_cycle_inside_a_layer(tmp_path: Path) -> None:
     )
     assert _cycles(sources, tmp_path) == [
         ["wink.core.agent.a", "wink.core.agent.b", "wink.core.agent.c"]
+    ]
+
+
+def test_a_host_folder_may_import_its_wire_but_a_wire_may_not_import_a_host(
+    tmp_path: Path,
+) -> None:
+    sources = _tree(
+        tmp_path,
+        {
+            "providers/host.py": "",
+            "providers/openai/chat.py": "from ..host import Host\nfrom ..acme import Acme\n",
+            "providers/acme/__init__.py": "from ..openai.chat import OpenAIChat\n",
+        },
+    )
+    assert _violations(sources, tmp_path) == [
+        "wink/providers/openai/chat.py:2: provider wink.providers.openai imports provider "
+        "wink.providers.acme",
     ]
