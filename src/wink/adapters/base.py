@@ -16,13 +16,13 @@ The three seams:
 from __future__ import annotations
 
 import os
-import warnings
 from typing import TYPE_CHECKING, Any, cast
+
+from typing_extensions import Unpack
 
 from ..core.foundation.errors import (
     ConfigurationError,
     InvalidArgumentError,
-    UnsupportedSettingWarning,
 )
 from ..core.foundation.messages import ModelRequest
 from ..core.foundation.settings import ModelSettings
@@ -45,6 +45,7 @@ from .options import (
     positive,
     settings_from,
     telemetry_option,
+    warn_unsupported,
 )
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
@@ -69,12 +70,15 @@ class ProviderAdapter(Evaluator, BatchMethods):
 
     provider: str = ""
 
-    def __init__(self, model: str, *, provider: str | None = None, **options: Any) -> None:
+    def __init__(
+        self, model: str, *, provider: str | None = None, **options: Unpack[AdapterOptions]
+    ) -> None:
+        given = cast(dict[str, Any], options)
         name = self._provider_name(provider)
         api_type = self._provider_type(name)
         if not isinstance(cast(object, model), str) or not model.strip():
             raise ConfigurationError(f"a model name is required, got {model!r}", provider=name)
-        unknown = sorted(set(options) - set(AdapterOptions.__annotations__))
+        unknown = sorted(set(given) - set(AdapterOptions.__annotations__))
         if unknown:
             known = ", ".join(sorted(AdapterOptions.__annotations__))
             raise ConfigurationError(
@@ -83,23 +87,16 @@ class ProviderAdapter(Evaluator, BatchMethods):
                 option=unknown[0],
             )
         self.model = model.strip()
-        self.base_url: str | None = base_url_option(options.get("base_url"))
-        self.timeout: float = positive(options.get("timeout", 60.0), "timeout")
-        self._set_loop_options(options)
-        self.settings: ModelSettings = settings_from(options)
-        unsupported = self.settings.set_fields() & api_type.unsupported_settings
-        if unsupported:
-            warnings.warn(
-                f"{name} cannot honour {', '.join(sorted(unsupported))}; it is not sent "
-                "(filter UnsupportedSettingWarning to silence, or make it an error)",
-                UnsupportedSettingWarning,
-                stacklevel=3,
-            )
-        self._api_key: str | None = optional_str(options.get("api_key"), "api_key")
+        self.base_url: str | None = base_url_option(given.get("base_url"))
+        self.timeout: float = positive(given.get("timeout", 60.0), "timeout")
+        self._set_loop_options(given)
+        self.settings: ModelSettings = settings_from(given)
+        warn_unsupported(name, api_type.unsupported_settings, self.settings, stacklevel=3)
+        self._api_key: str | None = optional_str(given.get("api_key"), "api_key")
         self.api: Provider = api_type(
             self.model, self.settings, Connection(self._api_key, self.base_url, self.timeout)
         )
-        client = options.get("client")
+        client = given.get("client")
         self._clients = ClientPool(
             self._client_for,
             given=_without_sdk_retries(client),
@@ -107,8 +104,8 @@ class ProviderAdapter(Evaluator, BatchMethods):
             describe=f"{name} client",
         )
         self._secrets: tuple[str, ...] = self._known_secrets(client)
-        self._telemetry = telemetry_option(options.get("tracer_provider"))
-        limiter = options.get("limiter")
+        self._telemetry = telemetry_option(given.get("tracer_provider"))
+        limiter = given.get("limiter")
         if limiter is not None and not isinstance(limiter, Limiter):
             raise ConfigurationError(
                 f"limiter must be a wink Limiter (InProcessLimiter, RedisLimiter), got {limiter!r}",
@@ -183,20 +180,43 @@ class ProviderAdapter(Evaluator, BatchMethods):
 
     # ---- what the public entry points (`Evaluator`) run
 
-    def _plan(self, session: Session, *, blocking: bool) -> tuple[Runner, LoopSettings]:
-        return self.model_client(blocking=blocking), self.loop_settings()
+    def _plan(
+        self, session: Session, *, blocking: bool, settings: ModelSettings | None = None
+    ) -> tuple[Runner, LoopSettings]:
+        return self.model_client(blocking=blocking, settings=settings), self.loop_settings()
 
-    def model_client(self, *, blocking: bool) -> Runner:
+    def _check_settings(self, settings: ModelSettings) -> None:
+        warn_unsupported(self.provider, self.api.unsupported_settings, settings, stacklevel=4)
+        self._api_with(settings)
+
+    def _api_with(self, settings: ModelSettings) -> Provider:
+        """The translator with a call's settings merged over the adapter's, checked as
+        the adapter's were (a model that refuses them: `ConfigurationError`)."""
+        if not isinstance(cast(object, settings), ModelSettings):
+            raise InvalidArgumentError(
+                f"settings must be a ModelSettings or None, got {type(settings).__name__}",
+                argument="settings",
+            )
+        api = self.api
+        return type(api)(api.model, self.settings.merged(settings), api.connection)
+
+    def model_client(self, *, blocking: bool, settings: ModelSettings | None = None) -> Runner:
         """What serves one evaluation's requests on this adapter (the loop's
         `ModelClient`; `FallbackAdapter` chains these). `blocking`: the evaluation runs
-        on a private loop of a sync entry point (see `wink.core.transport.http`)."""
+        on a private loop of a sync entry point (see `wink.core.transport.http`).
+        `settings`: the call's, merged over the adapter's."""
         if not isinstance(cast(object, blocking), bool):
             raise InvalidArgumentError(
                 f"blocking must be True or False, got {blocking!r}", argument="blocking"
             )
+        exchange = self._exchange
+        if settings is not None:
+            exchange = Exchange(
+                self._api_with(settings), secrets=self._secrets, timeout=self.timeout
+            )
         return Runner(
             self.name,
-            self._exchange,
+            exchange,
             lambda request: self._transport(request, blocking),
             system=self.api.telemetry_name,
             pacer=self._pacer,

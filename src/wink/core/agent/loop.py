@@ -301,7 +301,12 @@ async def _evaluate(
                 )
             progress.phase = "request"
             request = ModelRequest(
-                name, (*system, *messages), specs, rendered.output, deadline=deadline
+                name,
+                (*system, *messages),
+                specs,
+                rendered.output,
+                deadline=deadline,
+                first_round=progress.rounds == 1,
             )
             try:
                 response = await _request(

@@ -38,7 +38,9 @@ class Gemini(Provider):
 
     name = generate.PROVIDER
     api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
-    unsupported_settings = frozenset({"prompt_cache_key", "prompt_cache_retention"})
+    unsupported_settings = frozenset(
+        {"prompt_cache_key", "prompt_cache_retention", "parallel_tool_calls"}
+    )
     telemetry_name = "gcp.gemini"
     stream_format = LazyStreamFormat(f"{__name__}.stream", "GeminiStream")
     content_rules = generate.CONTENT_RULES
