@@ -20,7 +20,6 @@ import typing
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar, cast, overload
 
-import docstring_parser
 from pydantic import Field, PydanticSchemaGenerationError, TypeAdapter
 
 from ..foundation.checks import kind_of
@@ -71,6 +70,8 @@ def function_tool(
             f"function {label}: cannot read its signature and type hints ({error})",
             option="tools",
         ) from error
+    import docstring_parser  # only when a function is made into a tool
+
     doc = docstring_parser.parse(inspect.getdoc(function) or "")
     documented = {param.arg_name: param.description for param in doc.params}
     fields: list[tuple[str, Any, Any]] = []
