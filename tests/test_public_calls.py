@@ -424,6 +424,8 @@ def _call(
             keys = VAR_KEYWORDS.get(parameter.name)
             if bad is not None and keys is not None and bad[0] in keys.__annotations__:
                 kwargs[bad[0]] = bad[1]
+            if keys is wink.AdapterOptions:  # an adapter needs a key (none is an error)
+                kwargs.setdefault("api_key", KEY)
         elif given and bad is not None:
             if parameter.kind is parameter.POSITIONAL_ONLY:
                 args.append(bad[1])

@@ -1,7 +1,8 @@
 """The public names of `wink`, each with the module that defines it: the one list.
 
-Type checkers read the names from here; at run time `wink/__init__.py` reads this file
-and imports each name on first access. Add a public name here and nowhere else.
+Type checkers read the names from here; at run time `wink/__init__.py` imports each name
+on first access, from its own literal map of the same names. Add a public name to both:
+`tests/test_public_api.py` checks that they agree.
 """
 
 __version__: str

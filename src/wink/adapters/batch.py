@@ -35,7 +35,7 @@ from ..core.foundation.errors import (
     WinkError,
 )
 from ..core.foundation.messages import ModelRequest, ModelResponse
-from ..core.foundation.portable import CallIdRules, portable_messages
+from ..core.foundation.portable import CallIdRules, distinct_call_ids, portable_messages
 from ..core.foundation.settings import ModelSettings
 from ..core.prompting.session import Session
 from ..core.throttling.retry import RetryPolicy
@@ -109,7 +109,8 @@ class DeferredClient:
         if answer is None:
             self.sent = self._exchange.encode(request)
             raise AnswerLater()
-        return replace(self._read(request, answer), origin=self.origin)
+        response = distinct_call_ids(self._read(request, answer), request.messages)
+        return replace(response, origin=self.origin)
 
     def _read(self, request: ModelRequest, answer: ItemAnswer) -> ModelResponse:
         """The answer as `evaluate` reads the same one: a body parsed by the provider's
@@ -172,10 +173,12 @@ class BatchRunner:
         retry_policy: RetryPolicy,
         loop_settings: LoopSettings,
     ) -> None:
-        wire = api.batch_wire()
+        host = api.host
+        wire = api.batch_wire() if host.offers_batches else None
         if wire is None:
+            why = f" ({host.no_batches_reason})" if host.no_batches_reason else ""
             raise ConfigurationError(
-                f"{name} has no batch API in wink; use evaluate", provider=api.name
+                f"{name} has no batch API in wink{why}; use evaluate", provider=host.name
             )
         self.name = name
         self._api = api
@@ -407,7 +410,7 @@ class BatchRunner:
         api = self._api
         warn_unsupported(api.name, api.unsupported_settings, settings, stacklevel=3)
         return Exchange(
-            type(api)(api.model, api.settings.merged(settings), api.connection),
+            type(api)(api.settings.merged(settings), api.host),
             secrets=self._secrets,
             timeout=self._timeout,
         )

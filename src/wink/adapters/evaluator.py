@@ -2,7 +2,8 @@
 
 `evaluate`, `evaluate_async`, `stream` and `stream_async` all run one coroutine
 (`_evaluation`, which runs `wink.core.agent.loop.run_evaluation`): the async forms on the
-caller's loop, `evaluate` through `run_sync`, a stream as a task feeding its queue. An
+caller's loop, the sync forms on the portal (`wink.core.foundation.runtime`), a stream as
+a task feeding its queue. An
 adapter says only what serves its rounds and with which loop settings (`_plan`), and how
 it closes. `ProviderAdapter` serves them with its own runner, `FallbackAdapter` with a
 chain of adapters.
@@ -21,12 +22,13 @@ from typing_extensions import Unpack
 
 from ..core.foundation.content import Attachment, attachments_of
 from ..core.foundation.errors import InvalidArgumentError
-from ..core.foundation.runtime import run_sync
+from ..core.foundation.runtime import portal
 from .options import check_arguments
 
 if TYPE_CHECKING:
     from ..core.agent.loop import LoopSettings, ModelClient, PromptResponse
-    from ..core.agent.stream import AsyncPromptStream, EventQueue, PromptStream
+    from ..core.agent.stream import AsyncPromptStream, PromptStream
+    from ..core.foundation.events import EventSink
     from ..core.foundation.limits import Budget, Deadline
     from ..core.foundation.results import ToolResult
     from ..core.foundation.settings import ModelSettings, ToolChoice
@@ -198,7 +200,7 @@ class Evaluator(ABC):
         self, session: Session, *, blocking: bool, settings: ModelSettings | None = None
     ) -> tuple[ModelClient, LoopSettings]:
         """What serves this evaluation's rounds, and the adapter's loop settings.
-        `blocking`: it runs on a private loop of a sync entry point, which may block.
+        `blocking`: it comes from a sync entry point (it runs on the portal).
         `settings`: the call's model settings, merged over each adapter's."""
 
     @abstractmethod
@@ -250,10 +252,11 @@ class Evaluator(ABC):
         **options: Unpack[TextOptions],
     ) -> PromptResponse[OutputT]: ...
     def evaluate(self, prompt: Prompt[Any] | str, **call_options: Any) -> PromptResponse[Any]:
-        """The sync form of `evaluate_async`, on a private event loop of its own; also safe
-        inside a running event loop (Jupyter), where it runs on a worker thread."""
+        """The sync form of `evaluate_async`: the same coroutine, run on wink's event loop
+        for sync calls (the portal, a thread of its own) while this thread waits; also
+        inside a running event loop (Jupyter), which it blocks as any sync call does."""
         checked, call = self._call(prompt, call_options)
-        return run_sync(self._evaluation(checked, call, blocking=True))
+        return portal().call(self._evaluation(checked, call, blocking=True))
 
     @overload
     def stream(
@@ -308,7 +311,7 @@ class Evaluator(ABC):
         call: Call,
         *,
         blocking: bool,
-        sink: EventQueue | None = None,
+        sink: EventSink | None = None,
     ) -> Coroutine[Any, Any, PromptResponse[OutputT]]:
         """The one evaluation coroutine every entry point runs (the loop's own, so the
         adapter stays out of its frames)."""

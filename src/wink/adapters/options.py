@@ -23,12 +23,14 @@ from ..core.foundation.settings import (
 )
 from ..core.throttling.limiter import Limiter
 from ..core.throttling.retry import RetryPolicy
+from ..providers.azure.options import AzureOptions
 
 if TYPE_CHECKING:
     from ..core.telemetry.spans import Telemetry
 
 __all__ = [
     "AdapterOptions",
+    "AnyHostOptions",
     "as_bool",
     "base_url_option",
     "check_arguments",
@@ -87,6 +89,11 @@ class AdapterOptions(TypedDict, total=False):
     parallel_tool_calls: bool | None
     tracer_provider: Any
     limiter: Limiter | None
+
+
+class AnyHostOptions(AdapterOptions, AzureOptions, total=False):
+    """`create_adapter`'s options: the common ones and every built-in host's own (each
+    host refuses another's, by name: `Host.options`)."""
 
 
 _SETTING_OPTIONS = (*SETTING_NAMES, "extra_body")

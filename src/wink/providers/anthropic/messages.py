@@ -228,7 +228,8 @@ def _map_user(message: UserMessage) -> list[dict[str, Any]]:
             if blocks:
                 blocks[-1]["cache_control"] = dict(_CACHED)
         elif isinstance(part, TextPart):
-            blocks.append({"type": "text", "text": part.text})
+            if _has_text(part.text):
+                blocks.append({"type": "text", "text": part.text})
         else:
             blocks.append(_map_attachment(part))
     return blocks
@@ -272,26 +273,34 @@ def _map_assistant(message: AssistantMessage) -> list[dict[str, Any]]:
         if echoed is not None:
             return echoed
     blocks = [_thinking_block(part) for part in message.thinking_for(PROVIDER)]
-    if message.text:
+    if _has_text(message.text):
         blocks.append({"type": "text", "text": message.text})
     blocks.extend(_tool_use_block(call) for call in message.tool_calls)
     return blocks
 
 
 def _echo_native(native: NativeOutput, calls: tuple[ToolCall, ...]) -> list[dict[str, Any]] | None:
-    """The blocks as received, each `tool_use` with the loop's echo of its call (whose
-    arguments may have been made sendable); None when the calls do not match the blocks."""
-    by_id = {call.id: call for call in calls}
+    """The blocks as received, each `tool_use` with the loop's echo of its call in the
+    same place (its id, which may have been made distinct, and its arguments, which may
+    have been made sendable), and without the text blocks of no text Claude may answer
+    beside its calls (the API refuses them back); None when the calls do not match."""
+    pending = list(calls)
     blocks: list[dict[str, Any]] = []
     for item in native.items:
         if item.get("type") == "tool_use":
-            call = by_id.pop(str(item.get("id")), None)
-            if call is None:
+            if not pending or pending[0].name != item.get("name"):
                 return None
-            blocks.append({**item, "input": _tool_use_block(call)["input"]})
-        else:
+            call = pending.pop(0)
+            blocks.append({**item, "id": call.id, "input": _tool_use_block(call)["input"]})
+        elif item.get("type") != "text" or _has_text(item.get("text")):
             blocks.append(dict(item))
-    return None if by_id else blocks
+    return None if pending else blocks
+
+
+def _has_text(text: object) -> bool:
+    """Whether a text block of `text` may be sent: the Messages API refuses one with no
+    text or only whitespace (400 "text content blocks must be non-empty")."""
+    return isinstance(text, str) and bool(text.strip())
 
 
 def _thinking_block(part: ThinkingPart) -> dict[str, Any]:
@@ -329,7 +338,7 @@ def _map_tool_result(message: ToolResultMessage) -> dict[str, Any]:
     """Text, or with parts a list of blocks (the text first, when there is any)."""
     content: str | list[dict[str, Any]] = message.content
     if message.attachments:
-        text = [{"type": "text", "text": message.content}] if message.content else []
+        text = [{"type": "text", "text": message.content}] if _has_text(message.content) else []
         content = text + [_map_attachment(part) for part in message.attachments]
     block: dict[str, Any] = {
         "type": "tool_result",
@@ -514,6 +523,9 @@ def anthropic_error_facts(
         body=body,
         headers=headers,
         quota_exhausted=spend_limit or kind == "billing_error" or _NO_CREDIT_WORDS in lowered,
+        # Anthropic answers 429 only for the organization's own limits (its capacity
+        # runs short with a 529): a `rate_limit_error` always names one.
+        limit_named=kind == "rate_limit_error",
         context_window_exceeded=invalid and any(w in lowered for w in _CONTEXT_WINDOW_WORDS),
     )
 
