@@ -208,6 +208,9 @@ def test_readme_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None
     # ANTHROPIC_API_KEY variables point it at the emulator instead, code unchanged.
     blocks = _FENCE.findall(_readme())[:1]  # the example with a real provider
     assert 'create_adapter("anthropic:claude-sonnet-4-6")' in blocks[0]
+    code = [line for line in blocks[0].splitlines() if line.strip()]
+    assert len(code) <= 12, "the first example fits on a screen"
+    assert 'evaluate("' in blocks[0]  # a string prompt
     script = [
         Turn.tool_calls(EmulatedToolCall("get_weather", {"city": "Lyon"})),
         Turn.tool_calls(EmulatedToolCall("get_weather", {"city": "Paris"})),
@@ -237,7 +240,7 @@ def test_readme_example_catches_a_failure_with_winkerror(
         out = io.StringIO()
         with redirect_stdout(out):
             _run_blocks(_FENCE.findall(_readme())[:1], "readme_example", "README.md")
-    assert out.getvalue().startswith("failed: request failed for prompt 'weather': HTTP 401")
+    assert out.getvalue().startswith("failed: request failed for prompt 'prompt': HTTP 401")
 
 
 def test_readme_runs_top_to_bottom_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:

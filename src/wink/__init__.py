@@ -22,6 +22,10 @@ from .core.foundation.version import __version__ as __version__
 # name -> the module (relative to this package) that defines it
 _DYNAMIC_IMPORTS: dict[str, str] = {
     "AdapterOptions": ".adapters.options",
+    "EvaluateOptions": ".adapters.evaluator",
+    "TextOptions": ".adapters.evaluator",
+    "function_tool": ".core.prompting.functions",
+    "tool": ".core.prompting.functions",
     "AdapterSwitched": ".core.foundation.events",
     "AllAdaptersFailedError": ".core.foundation.errors",
     "AllAdaptersThrottledError": ".core.foundation.errors",

@@ -10,6 +10,10 @@ __version__: str
 from .adapters.base import (
     ProviderAdapter as ProviderAdapter,
 )
+from .adapters.evaluator import (
+    EvaluateOptions as EvaluateOptions,
+    TextOptions as TextOptions,
+)
 from .adapters.fallback import (
     FallbackAdapter as FallbackAdapter,
 )
@@ -125,6 +129,10 @@ from .core.foundation.settings import (
 from .core.foundation.transcript import (
     PendingToolCall as PendingToolCall,
     Transcript as Transcript,
+)
+from .core.prompting.functions import (
+    function_tool as function_tool,
+    tool as tool,
 )
 from .core.prompting.prompt import (
     MarkdownSection as MarkdownSection,

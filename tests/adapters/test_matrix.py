@@ -450,6 +450,8 @@ SETTING_VALUES: dict[str, object] = {
     "thinking": "low",
     "prompt_cache_key": "cache-key-1",
     "prompt_cache_retention": "24h",
+    "tool_choice": "required",
+    "parallel_tool_calls": False,
 }
 # A model of each provider that takes every setting its API has (a reasoning model).
 SETTINGS_MODELS = {
@@ -471,6 +473,8 @@ WIRE: dict[str, dict[str, tuple[tuple[str, ...], object] | None]] = {
         "thinking": (("reasoning_effort",), "low"),
         "prompt_cache_key": (("prompt_cache_key",), "cache-key-1"),
         "prompt_cache_retention": (("prompt_cache_retention",), "24h"),
+        "tool_choice": (("tool_choice",), "required"),
+        "parallel_tool_calls": (("parallel_tool_calls",), False),
     },
     "openai-responses": {
         "temperature": (("temperature",), 0.25),
@@ -481,6 +485,8 @@ WIRE: dict[str, dict[str, tuple[tuple[str, ...], object] | None]] = {
         "thinking": (("reasoning", "effort"), "low"),
         "prompt_cache_key": (("prompt_cache_key",), "cache-key-1"),
         "prompt_cache_retention": (("prompt_cache_retention",), "24h"),
+        "tool_choice": (("tool_choice",), "required"),
+        "parallel_tool_calls": (("parallel_tool_calls",), False),
     },
     "anthropic": {
         "temperature": (("temperature",), 0.25),
@@ -491,6 +497,8 @@ WIRE: dict[str, dict[str, tuple[tuple[str, ...], object] | None]] = {
         "thinking": (("output_config", "effort"), "low"),
         "prompt_cache_key": WARNED,
         "prompt_cache_retention": WARNED,
+        "tool_choice": (("tool_choice", "type"), "any"),
+        "parallel_tool_calls": (("tool_choice", "disable_parallel_tool_use"), True),
     },
     "google": {
         "temperature": (("generationConfig", "temperature"), 0.25),
@@ -501,6 +509,8 @@ WIRE: dict[str, dict[str, tuple[tuple[str, ...], object] | None]] = {
         "thinking": (("generationConfig", "thinkingConfig", "thinkingBudget"), 1024),
         "prompt_cache_key": WARNED,
         "prompt_cache_retention": WARNED,
+        "tool_choice": (("toolConfig", "functionCallingConfig", "mode"), "ANY"),
+        "parallel_tool_calls": WARNED,
     },
 }
 

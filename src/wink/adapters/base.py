@@ -15,14 +15,14 @@ The three seams:
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
+
+from typing_extensions import Unpack
 
 from ..core.foundation.errors import (
     ConfigurationError,
     InvalidArgumentError,
-    UnsupportedSettingWarning,
 )
 from ..core.foundation.limits import DEFAULT_MAX_OUTPUT_RETRIES, DEFAULT_MAX_ROUNDS
 from ..core.foundation.messages import ModelRequest
@@ -47,6 +47,7 @@ from .options import (
     positive,
     settings_from,
     telemetry_option,
+    warn_unsupported,
 )
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
@@ -68,14 +69,17 @@ class ProviderAdapter(Evaluator, BatchMethods):
 
     provider: str = ""
 
-    def __init__(self, model: str, *, provider: str | None = None, **options: Any) -> None:
+    def __init__(
+        self, model: str, *, provider: str | None = None, **options: Unpack[AdapterOptions]
+    ) -> None:
+        given = cast(dict[str, Any], options)
         name = self._provider_name(provider)
         host_type = self._host_type(name)
         if not isinstance(cast(object, model), str) or not model.strip():
             raise ConfigurationError(f"a model name is required, got {model!r}", provider=name)
         own = host_type.option_names()
         allowed = set(AdapterOptions.__annotations__) | own
-        unknown = sorted(set(options) - allowed)
+        unknown = sorted(set(given) - allowed)
         if unknown:
             raise ConfigurationError(
                 f"unknown option(s) {', '.join(unknown)} for {name}; known: "
@@ -84,28 +88,22 @@ class ProviderAdapter(Evaluator, BatchMethods):
                 option=unknown[0],
             )
         self.model = model.strip()
-        self.base_url: str | None = base_url_option(options.get("base_url"))
-        self.timeout: float = positive(options.get("timeout", 60.0), "timeout")
-        self._set_loop_options(options)
-        self.settings: ModelSettings = settings_from(options)
-        self._api_key: str | None = optional_str(options.get("api_key"), "api_key")
+        self.base_url: str | None = base_url_option(given.get("base_url"))
+        self.timeout: float = positive(given.get("timeout", 60.0), "timeout")
+        self._set_loop_options(given)
+        self.settings: ModelSettings = settings_from(given)
+        self._api_key: str | None = optional_str(given.get("api_key"), "api_key")
         connection = Connection(self._api_key, self.base_url, self.timeout)
         self.host: Host = host_type(
-            self.model, connection, {key: options[key] for key in own if key in options}
+            self.model, connection, {key: given[key] for key in own if key in given}
         )
         wire = host_type.wire
         refused = self.settings.set_fields() & host_type.unsupported_settings
-        unsupported = (self.settings.set_fields() & wire.unsupported_settings) | refused
-        if unsupported:
-            warnings.warn(
-                f"{name} cannot honour {', '.join(sorted(unsupported))}; it is not sent "
-                "(filter UnsupportedSettingWarning to silence, or make it an error)",
-                UnsupportedSettingWarning,
-                stacklevel=3,
-            )
+        unsupported = wire.unsupported_settings | host_type.unsupported_settings
+        warn_unsupported(name, unsupported, self.settings, stacklevel=3)
         sent = replace(self.settings, **dict.fromkeys(refused)) if refused else self.settings
         self.api: Provider = wire(sent, self.host)
-        client = options.get("client")
+        client = given.get("client")
         if client is None:  # known now: no key given, none in the environment
             self._check_api_key()
         self._clients = ClientPool(
@@ -115,8 +113,8 @@ class ProviderAdapter(Evaluator, BatchMethods):
             describe=f"{name} client",
         )
         self._secrets: tuple[str, ...] = self._known_secrets(client)
-        self._telemetry = telemetry_option(options.get("tracer_provider"))
-        limiter = options.get("limiter")
+        self._telemetry = telemetry_option(given.get("tracer_provider"))
+        limiter = given.get("limiter")
         if limiter is not None and not isinstance(limiter, Limiter):
             raise ConfigurationError(
                 f"limiter must be a wink Limiter (InProcessLimiter, RedisLimiter), got {limiter!r}",
@@ -191,21 +189,47 @@ class ProviderAdapter(Evaluator, BatchMethods):
 
     # ---- what the public entry points (`Evaluator`) run
 
-    def _plan(self, session: Session, *, blocking: bool) -> tuple[Runner, LoopSettings]:
-        return self.model_client(blocking=blocking), self.loop_settings()
+    def _plan(
+        self, session: Session, *, blocking: bool, settings: ModelSettings | None = None
+    ) -> tuple[Runner, LoopSettings]:
+        return self.model_client(blocking=blocking, settings=settings), self.loop_settings()
 
-    def model_client(self, *, blocking: bool) -> Runner:
+    def _check_settings(self, settings: ModelSettings) -> None:
+        unsupported = self.api.unsupported_settings | self.host.unsupported_settings
+        warn_unsupported(self.provider, unsupported, settings, stacklevel=4)
+        self._api_with(settings)
+
+    def _api_with(self, settings: ModelSettings) -> Provider:
+        """The translator with a call's settings merged over the adapter's, checked as
+        the adapter's were (a model that refuses them: `ConfigurationError`)."""
+        if not isinstance(cast(object, settings), ModelSettings):
+            raise InvalidArgumentError(
+                f"settings must be a ModelSettings or None, got {type(settings).__name__}",
+                argument="settings",
+            )
+        merged = self.settings.merged(settings)
+        refused = merged.set_fields() & self.host.unsupported_settings
+        sent = replace(merged, **dict.fromkeys(refused)) if refused else merged
+        return type(self.api)(sent, self.host)
+
+    def model_client(self, *, blocking: bool, settings: ModelSettings | None = None) -> Runner:
         """What serves one evaluation's requests on this adapter (the loop's
         `ModelClient`; `FallbackAdapter` chains these). `blocking`: the evaluation comes
         from a sync entry point and runs on the portal (`wink.core.foundation.runtime`),
-        where an async client you passed in cannot serve it."""
+        where an async client you passed in cannot serve it.
+        `settings`: the call's, merged over the adapter's."""
         if not isinstance(cast(object, blocking), bool):
             raise InvalidArgumentError(
                 f"blocking must be True or False, got {blocking!r}", argument="blocking"
             )
+        exchange = self._exchange
+        if settings is not None:
+            exchange = Exchange(
+                self._api_with(settings), secrets=self._secrets, timeout=self.timeout
+            )
         return Runner(
             self.name,
-            self._exchange,
+            exchange,
             lambda request: self._transport(request, blocking),
             system=self.host.telemetry_name,
             pacer=self._pacer,

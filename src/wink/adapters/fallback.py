@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.agent.loop import LoopSettings
 from ..core.agent.rounds import NULL_SINK, NullSink, RoundAttempts, publish
@@ -49,6 +49,9 @@ from ..core.transport.runner import Runner
 from .base import ProviderAdapter
 from .evaluator import Evaluator
 from .options import telemetry_option
+
+if TYPE_CHECKING:
+    from ..core.foundation.settings import ModelSettings
 
 __all__ = [
     "FallbackAdapter",
@@ -204,16 +207,20 @@ class FallbackAdapter(Evaluator):
 
     # ---- what the public entry points (`Evaluator`) run
 
-    def _plan(self, session: Session, *, blocking: bool) -> tuple[_Chain, LoopSettings]:
+    def _plan(
+        self, session: Session, *, blocking: bool, settings: ModelSettings | None = None
+    ) -> tuple[_Chain, LoopSettings]:
         """The first adapter's loop settings, without retries: each adapter retries
         under its own policy inside the chain."""
         first = self.adapters[0]
-        settings = replace(
+        loop_settings = replace(
             first.loop_settings(),
             retry_policy=_NO_RETRY,
             telemetry=telemetry_for(self._telemetry),
         )
-        runners = tuple(adapter.model_client(blocking=blocking) for adapter in self.adapters)
+        runners = tuple(
+            adapter.model_client(blocking=blocking, settings=settings) for adapter in self.adapters
+        )
         names = [adapter.name for adapter in self.adapters]
         for index, runner in enumerate(runners):
             if names.count(runner.origin) > 1:  # two accounts of one model: each its own
@@ -225,7 +232,11 @@ class FallbackAdapter(Evaluator):
             self.fallback_on,
             session,
         )
-        return chain, settings
+        return chain, loop_settings
+
+    def _check_settings(self, settings: ModelSettings) -> None:
+        for adapter in self.adapters:  # each merges the call's over its own
+            adapter._check_settings(settings)
 
     # ---- opening and closing
 

@@ -109,6 +109,8 @@ def create_adapter(spec: str, **options: Unpack[AnyHostOptions]) -> ProviderAdap
       `extra_body` (merged into the request body as is);
     - `prompt_cache_key`, `prompt_cache_retention` (OpenAI's prompt cache:
       docs/caching.md);
+    - `tool_choice` ("auto", "required", "none" or a tool's name; "required" and a
+      name hold for the first round) and `parallel_tool_calls` (docs/tools.md);
     - `tracer_provider` (an OpenTelemetry `TracerProvider` for this adapter's spans;
       default: the global one once the application has configured OpenTelemetry:
       docs/observability.md);

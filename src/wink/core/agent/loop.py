@@ -341,6 +341,7 @@ class _Evaluation(Generic[OutputT]):
             self.specs,
             self.rendered.output,
             deadline=self.deadline,
+            first_round=self.rounds == 1,
         )
         attempts = RoundAttempts(self.session, self.sink, self.rounds)
         client = self.client

@@ -263,6 +263,7 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     output: OutputSpec | None = None
     deadline: Deadline | None = None  # read at send time: retries and pacing take time too
+    first_round: bool = True  # False from an evaluation's second round on (`tool_choice`)
 
 
 @dataclass(frozen=True, slots=True)

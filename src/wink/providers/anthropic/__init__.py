@@ -17,6 +17,7 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
         "the Anthropic adapter needs the anthropic SDK: pip install 'wink[anthropic]'"
     ) from _missing
 
+from ...core.foundation.errors import ConfigurationError
 from ...core.foundation.messages import ModelRequest, ModelResponse
 from ...core.transport.http import HttpCalls, StainlessCalls, WireRequest
 from ..base import LazyStreamFormat, Provider
@@ -67,7 +68,15 @@ class AnthropicMessages(Provider):
         return _CALLS
 
     def check_settings(self) -> None:
-        anthropic_thinking(self.model, self.settings)
+        thinking = anthropic_thinking(self.model, self.settings)
+        if thinking and self.settings.tool_choice not in (None, "auto", "none"):
+            raise ConfigurationError(
+                f"Anthropic refuses tool_choice={self.settings.tool_choice!r} with thinking on "
+                '("Thinking may not be enabled when tool_choice forces tool use."): use '
+                '"auto" or turn thinking off',
+                provider=self.name,
+                option="tool_choice",
+            )
 
     def translate(self, request: ModelRequest) -> WireRequest:
         body = messages.build_request(request, self.model, self.settings)

@@ -22,6 +22,7 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
     ) from _missing
 
 from ...core.foundation.carriage import MB, Carriage, ContentRules
+from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import (
     Attachment,
     CachePoint,
@@ -132,8 +133,11 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
     tools = [_map_tool_spec(spec) for spec in request.tools]
     if request.output is not None:
         tools.append(_map_tool_spec(output_tool_spec(request.output)))
+    choice = _tool_choice(request, settings)  # refuses a choice no request could carry
     if tools:
         body["tools"] = tools
+        if choice is not None:
+            body["tool_choice"] = choice
     body.update(settings.to_fields(_SETTING_KEYS))
     if thinking and _foreign_tool_round(request.messages):
         warnings.warn(
@@ -148,6 +152,25 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
     body.update(thinking)
     body.update(settings.extra)
     return body
+
+
+_CHOICE_TYPES = {"auto": "auto", "required": "any", "none": "none"}
+
+
+def _tool_choice(request: ModelRequest, settings: ModelSettings) -> dict[str, Any] | None:
+    """`tool_choice`: `auto`, `any` ("required"), `none`, or `tool` with its name; with
+    `disable_parallel_tool_use` when `parallel_tool_calls=False` (not on `none`)."""
+    choice = request_tool_choice(request, settings)
+    serial = settings.parallel_tool_calls is False
+    if choice is None and not serial:
+        return None
+    kind = _CHOICE_TYPES.get(choice or "auto", "tool")
+    mapped: dict[str, Any] = {"type": kind}
+    if kind == "tool":
+        mapped["name"] = choice
+    if serial and kind != "none":
+        mapped["disable_parallel_tool_use"] = True
+    return mapped
 
 
 def _foreign_tool_round(messages: Iterable[Message]) -> bool:

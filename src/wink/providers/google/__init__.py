@@ -38,7 +38,9 @@ class Gemini(Provider):
     """`POST /v1beta/models/{model}:generateContent` (`:streamGenerateContent?alt=sse`)."""
 
     name = generate.PROVIDER
-    unsupported_settings = frozenset({"prompt_cache_key", "prompt_cache_retention"})
+    unsupported_settings = frozenset(
+        {"prompt_cache_key", "prompt_cache_retention", "parallel_tool_calls"}
+    )
     stream_format = LazyStreamFormat(f"{__name__}.stream", "GeminiStream")
     content_rules = generate.CONTENT_RULES
     call_ids = CallIdRules(foreign_call_data={"thought_signature": _FOREIGN_SIGNATURE})

@@ -8,6 +8,7 @@ import re
 from typing import Any, cast
 
 from ...core.foundation.carriage import Carriage, ContentRules, attachments_after_results
+from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import (
     Audio,
     CachePoint,
@@ -123,11 +124,27 @@ def build_request(
     if max_tokens_field is not None and max_tokens_field != keys["max_tokens"]:
         keys = {**keys, "max_tokens": max_tokens_field}
     body.update(settings.to_fields(keys))
+    body.update(_tool_fields(request, settings))
     effort = openai_reasoning_effort(model, settings, PROVIDER)
     if effort is not None:
         body["reasoning_effort"] = effort
     body.update(settings.extra)
     return body
+
+
+def _tool_fields(request: ModelRequest, settings: ModelSettings) -> dict[str, Any]:
+    """`tool_choice` (a tool's name as a named function) and `parallel_tool_calls`; both
+    only with tools, as Chat Completions refuses either without."""
+    fields: dict[str, Any] = {}
+    choice = request_tool_choice(request, settings)
+    if choice is not None:
+        named = choice not in ("auto", "required", "none")
+        fields["tool_choice"] = (
+            {"type": "function", "function": {"name": choice}} if named else choice
+        )
+    if settings.parallel_tool_calls is not None and request.tools:
+        fields["parallel_tool_calls"] = settings.parallel_tool_calls
+    return fields
 
 
 def _map_messages(

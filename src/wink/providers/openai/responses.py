@@ -10,6 +10,7 @@ import json
 from typing import Any, cast
 
 from ...core.foundation.carriage import Carriage, ContentRules
+from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import (
     Attachment,
     CachePoint,
@@ -94,6 +95,12 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
             }
         }
     body.update(settings.to_fields(_SETTING_KEYS))
+    choice = request_tool_choice(request, settings)
+    if choice is not None:
+        named = choice not in ("auto", "required", "none")
+        body["tool_choice"] = {"type": "function", "name": choice} if named else choice
+    if settings.parallel_tool_calls is not None and request.tools:
+        body["parallel_tool_calls"] = settings.parallel_tool_calls
     body.update(_reasoning_fields(model, settings))
     body.update(settings.extra)
     return body
