@@ -194,7 +194,7 @@ class ProviderAdapter(Evaluator, BatchMethods):
     ) -> tuple[Runner, LoopSettings]:
         return self.model_client(blocking=blocking, settings=settings), self.loop_settings()
 
-    def _check_settings(self, settings: ModelSettings) -> None:
+    def check_call_settings(self, settings: ModelSettings) -> None:
         unsupported = self.api.unsupported_settings | self.host.unsupported_settings
         warn_unsupported(self.provider, unsupported, settings, stacklevel=4)
         self._api_with(settings)

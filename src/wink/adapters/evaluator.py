@@ -204,14 +204,14 @@ class Evaluator(ABC):
         `settings`: the call's model settings, merged over each adapter's."""
 
     @abstractmethod
-    def _check_settings(self, settings: ModelSettings) -> None:
+    def check_call_settings(self, settings: ModelSettings) -> None:
         """Refuse (`ConfigurationError`) or warn about (`UnsupportedSettingWarning`) a
         call's settings as the adapter does its own: at the call, before sending."""
 
     def _call(self, prompt: object, options: Mapping[str, Any]) -> tuple[Prompt[Any], Call]:
         checked, call = Call.of(prompt, options)
         if call.settings is not None:
-            self._check_settings(call.settings)
+            self.check_call_settings(call.settings)
         return checked, call
 
     @overload

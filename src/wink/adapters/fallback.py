@@ -234,9 +234,9 @@ class FallbackAdapter(Evaluator):
         )
         return chain, loop_settings
 
-    def _check_settings(self, settings: ModelSettings) -> None:
+    def check_call_settings(self, settings: ModelSettings) -> None:
         for adapter in self.adapters:  # each merges the call's over its own
-            adapter._check_settings(settings)
+            adapter.check_call_settings(settings)
 
     # ---- opening and closing
 
