@@ -218,6 +218,7 @@ GOOD: dict[str, Good] = {
     "seconds": lambda _: 1.0,
     "sequence": lambda _: 0,
     "session": lambda _: wink.Session(),
+    "settings": lambda _: wink.ModelSettings(temperature=0.0),
     "session_id": lambda _: 1,
     "slice_type": lambda _: wink.TextDelta,
     "slices": lambda _: {},

@@ -195,9 +195,9 @@ class ProviderAdapter(Evaluator, BatchMethods):
         return self.model_client(blocking=blocking, settings=settings), self.loop_settings()
 
     def check_call_settings(self, settings: ModelSettings) -> None:
+        self._api_with(settings)  # not a ModelSettings, or refused by the model: raises
         unsupported = self.api.unsupported_settings | self.host.unsupported_settings
         warn_unsupported(self.provider, unsupported, settings, stacklevel=4)
-        self._api_with(settings)
 
     def _api_with(self, settings: ModelSettings) -> Provider:
         """The translator with a call's settings merged over the adapter's, checked as
