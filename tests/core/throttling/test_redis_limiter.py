@@ -5,13 +5,18 @@ connections and its own local pacer); `test_fleet_processes.py` runs real proces
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import logging
 import math
+import os
+import re
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -25,6 +30,7 @@ from wink import (
     create_adapter,
 )
 from wink.adapters.base import ProviderAdapter
+from wink.core.foundation.runtime import portal
 from wink.core.throttling.pace_store import PaceChange
 from wink.core.throttling.pacing import Permit
 from wink.core.throttling.redis import RedisStore
@@ -196,6 +202,7 @@ async def test_redis_down_at_start_paces_in_process_and_warns_once(
     assert not limiter.available
 
 
+@pytest.mark.slow
 async def test_redis_killed_mid_run_and_restarted(
     redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -272,16 +279,16 @@ class _Deadline:
         return self.seconds
 
 
-def test_sync_evaluations_share_the_redis_connections_of_the_first(
-    redis_server: RedisServer, emu: ProviderEmulator
+@pytest.mark.parametrize("threads", [1, 20], ids=["one-after-another", "all-at-once"])
+def test_twenty_sync_evaluations_share_one_redis_connection(
+    threads: int, redis_server: RedisServer, emu: ProviderEmulator
 ) -> None:
-    """Every `evaluate()` runs on the portal, where one Redis client serves them all:
-    twenty calls open no connection after the first call's (one per call before), and
-    leave no socket behind."""
-    import gc
-    import os
-    import re
-    import warnings
+    """Every `evaluate()` runs on the portal, where one Redis client serves them all. While
+    the fleet is not pacing, a process only reads the shared pace (at most once per
+    `refresh`), and the evaluations that ask at once share one read: twenty calls, one
+    after another or from twenty threads at once, open one connection in all (they
+    opened one per call before the portal, and one per concurrent reader after it), and
+    leave no socket behind. One after another, they share one HTTP connection too."""
 
     def received() -> int:  # connections Redis accepted so far (this query's included)
         info = redis_server.command("INFO", "stats")
@@ -291,14 +298,17 @@ def test_sync_evaluations_share_the_redis_connections_of_the_first(
 
     limiter = RedisLimiter(redis_server.url, namespace="sync", refresh=0.001)
     runner = adapter(emu, limiter)
-    runner.evaluate(HELLO, session=Session())  # warm: the portal's clients and their pools
+    portal()  # started: its loop's own file descriptors are not what is counted
     gc.collect()
     before_fds, before = len(os.listdir("/proc/self/fd")), received()
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResourceWarning)
-        for _ in range(20):
-            assert runner.evaluate(HELLO, session=Session()).text == "ok"
+        with ThreadPoolExecutor(threads) as pool:
+            answers = pool.map(lambda _: runner.evaluate(HELLO, session=Session()), range(20))
+            assert [answer.text for answer in answers] == ["ok"] * 20
+        if threads == 1:
+            assert emu.open_connections == 1
+        runner.close()
         gc.collect()
-    assert received() - before == 1  # only the second INFO's own connection
-    assert len(os.listdir("/proc/self/fd")) <= before_fds + 2
-    runner.close()
+    assert received() - before == 2  # the limiter's one, and the second INFO's own
+    assert len(os.listdir("/proc/self/fd")) <= before_fds + 1  # the limiter's connection

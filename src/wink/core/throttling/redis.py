@@ -394,9 +394,12 @@ class RedisStore:
     async def book(self, most: float) -> PaceState:
         if self._limiter.available:
             pending = not self._pending.empty or self._held_until > -math.inf
+            read = False
             if not pending and not self._fresh():
-                await self._read()
-            if pending or self._fleet_paces or not self._fresh():
+                read = await self._read()
+            # A read this call waited for is fresh enough, however long it took: asking
+            # again would make every caller that shared it take a connection of its own.
+            if pending or self._fleet_paces or not (read or self._fresh()):
                 reply = await self._step("book", most)
                 if reply is not None:
                     return reply
@@ -415,13 +418,14 @@ class RedisStore:
     def _fresh(self) -> bool:
         return time.monotonic() - self._read_at < self._limiter.refresh
 
-    async def _read(self) -> None:
-        """Read the shared pace; concurrent callers on one loop share one read."""
+    async def _read(self) -> bool:
+        """Read the shared pace; concurrent callers on one loop share one read. False if
+        Redis did not answer."""
         loop = asyncio.get_running_loop()
         task = self._reading
         if task is None or task.done() or task.get_loop() is not loop:
             task = self._reading = loop.create_task(self._step("apply"))
-        await asyncio.shield(task)
+        return await asyncio.shield(task) is not None
 
     async def _step(self, action: str, most: float = 0.0, mark: float = 0.0) -> PaceState | None:
         pending = self._pending
