@@ -44,7 +44,7 @@ from wink.testing import Fault, ProviderEmulator
 class Client:
     """A stand-in SDK client that says whether it was closed."""
 
-    def __init__(self, sync: bool) -> None:
+    def __init__(self, sync: bool = False) -> None:
         self.sync = sync
         self.closed = False
 
@@ -69,8 +69,8 @@ class Canned(Provider):
         self.posts: list[tuple[EncodedRequest, float, threading.Thread]] = []
         self.clients: list[Client] = []
 
-    def make_client(self, *, sync: bool) -> Any:
-        client = Client(sync)
+    def make_client(self) -> Any:
+        client = Client()
         self.clients.append(client)
         return client
 
@@ -336,7 +336,7 @@ def test_a_sync_client_passed_in_is_called_on_a_worker_thread_by_every_entry_poi
 def test_a_client_that_cannot_be_built_is_a_request_error_without_the_key() -> None:
     adapter = CannedAdapter()
 
-    def refuse(*, sync: bool) -> Any:
+    def refuse() -> Any:
         raise RuntimeError(f"invalid key {KEY}")
 
     adapter.api.make_client = refuse  # type: ignore[method-assign]

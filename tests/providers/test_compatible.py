@@ -166,7 +166,7 @@ def test_each_host_reads_its_own_key_and_never_openais(
     monkeypatch.setenv(variable, "host-key-0123456789")
     adapter = create_adapter(f"{host}:m")
     assert adapter.host.system == system
-    client = adapter.api.make_client(sync=True)
+    client = adapter.api.make_client()
     assert str(client.base_url).rstrip("/") == url
     assert client.api_key == "host-key-0123456789"
 
@@ -174,7 +174,7 @@ def test_each_host_reads_its_own_key_and_never_openais(
 def test_ollama_needs_no_key_and_never_sends_openais(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-must-not-travel-0123456789")
     adapter = create_adapter("ollama:llama3.2")
-    client = adapter.api.make_client(sync=True)
+    client = adapter.api.make_client()
     assert str(client.base_url).rstrip("/") == "http://localhost:11434/v1"
     assert client.api_key == "not-needed"
     with ProviderEmulator([Turn.text("ok")]) as emu:

@@ -301,9 +301,9 @@ class ProviderAdapter(Evaluator, BatchMethods):
 
     # ---- clients and keys
 
-    def _client_for(self, sync: bool) -> Any:
+    def _client_for(self) -> Any:
         self._check_api_key()
-        return self.api.make_client(sync=sync)
+        return self.api.make_client()
 
     def _check_api_key(self) -> None:
         """No key anywhere: say which variable to set, before the SDK fails obscurely

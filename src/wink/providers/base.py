@@ -110,8 +110,10 @@ class Provider(ABC):
     # ---- the client
 
     @abstractmethod
-    def make_client(self, *, sync: bool) -> Any:
-        """A new SDK client with its own retries off (wink's `RetryPolicy` decides)."""
+    def make_client(self) -> Any:
+        """A new async SDK client with its own retries off (wink's `RetryPolicy` decides).
+        wink makes no sync client: every entry point runs on an event loop (a sync one
+        on the portal); a sync client is only ever the caller's (`client=`)."""
 
     @abstractmethod
     def is_async_client(self, client: Any) -> bool:

@@ -102,7 +102,7 @@ class Scripted(Provider):
 
     name = "scripted"
 
-    def make_client(self, *, sync: bool) -> Any:
+    def make_client(self) -> Any:
         return object()
 
     def is_async_client(self, client: Any) -> bool:

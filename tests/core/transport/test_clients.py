@@ -51,11 +51,11 @@ class Maker:
     """The pool's `make`: records every client it builds."""
 
     def __init__(self) -> None:
-        self.made: list[tuple[bool, Any]] = []
+        self.made: list[Any] = []
 
-    def __call__(self, sync: bool) -> Any:
-        client = SyncClient() if sync else AsyncClient()
-        self.made.append((sync, client))
+    def __call__(self) -> Any:
+        client = AsyncClient()  # wink makes async clients only
+        self.made.append(client)
         return client
 
 
@@ -73,7 +73,7 @@ def test_sync_calls_share_the_portals_one_async_client_until_close() -> None:
     (later, _), _ = portal().call(get_twice(pool, blocking=True))  # another evaluate() call
     assert sync is False
     assert first is again is later
-    assert maker.made == [(False, first)]
+    assert maker.made == [first]
     assert pool.held(sync=True) is first
     pool.close_sync()
     assert first.closed
@@ -103,7 +103,7 @@ def test_each_event_loop_gets_its_own_async_client() -> None:
     assert sync is False
     assert first is again  # one per loop
     assert other is not first  # the first belongs to a closed loop
-    assert [sync for sync, _ in maker.made] == [False, False]
+    assert len(maker.made) == 2
 
 
 def test_an_async_evaluation_inside_a_sync_one_shares_the_portals_client() -> None:
@@ -151,13 +151,13 @@ def test_prepare_makes_the_client_the_first_request_then_uses() -> None:
     assert made is not None
     assert used is made
     pool.prepare(sync=True)  # the portal's client
-    assert pool.held(sync=True) is maker.made[-1][1]
-    assert [sync for sync, _ in maker.made] == [False, False]
+    assert pool.held(sync=True) is maker.made[-1]
+    assert len(maker.made) == 2
     pool.close_sync()
 
 
 def test_prepare_leaves_a_client_that_cannot_be_made_to_the_first_request() -> None:
-    def refuse(sync: bool) -> Any:
+    def refuse() -> Any:
         raise ConfigurationError("no API key for test: set TEST_KEY", option="api_key")
 
     pool = ClientPool(refuse)
@@ -220,7 +220,7 @@ async def test_adapter_closes_the_clients_it_created() -> None:
             closed.append("async")
 
     adapter = ScriptedAdapter([final("one")])
-    adapter.api.make_client = lambda *, sync: Client()  # type: ignore[method-assign]
+    adapter.api.make_client = lambda: Client()  # type: ignore[method-assign]
     async with adapter:
         await adapter.evaluate_async(make_prompt(), session=Session())
     assert closed == ["async"]

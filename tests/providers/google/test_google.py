@@ -658,9 +658,9 @@ def test_the_key_comes_from_the_environment_google_api_key_first(
         assert isinstance(send_once(adapter, sync=True), ModelResponse)
         client.close()
     assert seen == [expected]
-    own = GoogleAdapter(MODEL).api.make_client(sync=True)
+    own = GoogleAdapter(MODEL).api.make_client()
     assert own.headers["x-goog-api-key"] == expected
-    own.close()
+    asyncio.run(own.aclose())
     assert expected in GoogleAdapter(MODEL)._secrets  # every key it may send is masked
     assert "given" in GoogleAdapter(MODEL, api_key="given")._secrets
 
@@ -687,8 +687,10 @@ def test_a_key_from_the_environment_never_reaches_the_error(
 
 def test_the_timeout_goes_to_the_client() -> None:
     adapter = GoogleAdapter(MODEL, api_key="k", timeout=2.5)
-    assert adapter.api.make_client(sync=False).timeout == httpx2.Timeout(2.5)
-    assert adapter.api.make_client(sync=True).timeout == httpx2.Timeout(2.5)
+    client = adapter.api.make_client()
+    assert isinstance(client, httpx2.AsyncClient)  # wink makes no sync client
+    assert client.timeout == httpx2.Timeout(2.5)
+    asyncio.run(client.aclose())
 
 
 def test_a_callers_sync_httpx2_client_is_used_and_left_open() -> None:

@@ -25,11 +25,11 @@ __all__ = ["ClientPool", "close_client"]
 
 
 class ClientPool:
-    """Clients for one adapter: `make(sync)` builds one (wink makes async clients only)."""
+    """Clients for one adapter: `make()` builds one (wink makes async clients only)."""
 
     def __init__(
         self,
-        make: Callable[[bool], Any],
+        make: Callable[[], Any],
         *,
         given: Any = None,
         given_is_async: bool = False,
@@ -79,7 +79,7 @@ class ClientPool:
         with self._lock:
             client = self._async.get(loop)
             if client is None:
-                client = self._make(False)
+                client = self._make()
                 self._async[loop] = client
                 current = running_portal()
                 if current is not None and current.loop is loop:

@@ -42,16 +42,15 @@ class AnthropicMessages(Provider):
     stream_format = LazyStreamFormat(f"{__name__}.stream", "AnthropicStream")
     content_rules = messages.CONTENT_RULES
 
-    def make_client(self, *, sync: bool) -> Any:
+    def make_client(self) -> Any:
         # api_key None: the SDK reads ANTHROPIC_API_KEY. Retries off: RetryPolicy decides.
-        kind = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
         endpoint = self.host.endpoint()
         headers: dict[str, Any] = dict(endpoint.headers)
         api_key = endpoint.api_key
         if not endpoint.sdk_auth:  # the host signs: the SDK's key header is left out
             api_key = api_key or "not-needed"
             headers["x-api-key"] = anthropic.Omit()
-        return kind(
+        return anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=endpoint.base_url,
             timeout=self.connection.timeout,

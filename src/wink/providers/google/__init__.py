@@ -50,7 +50,7 @@ class Gemini(Provider):
         endpoint = self.host.endpoint()
         return endpoint.api_key if endpoint.sdk_auth else None
 
-    def make_client(self, *, sync: bool) -> Any:
+    def make_client(self) -> Any:
         endpoint = self.host.endpoint()
         headers = {"content-type": "application/json", **endpoint.headers}
         if endpoint.sdk_auth:
@@ -58,8 +58,9 @@ class Gemini(Provider):
                 names = " or ".join(self.host.api_key_variables)
                 raise ValueError(f"no Gemini API key: pass api_key= or set {names}")
             headers["x-goog-api-key"] = endpoint.api_key
-        kind = httpx2.Client if sync else httpx2.AsyncClient
-        return kind(headers=headers, params=dict(endpoint.query), timeout=self.connection.timeout)
+        return httpx2.AsyncClient(
+            headers=headers, params=dict(endpoint.query), timeout=self.connection.timeout
+        )
 
     def is_async_client(self, client: Any) -> bool:
         return isinstance(client, httpx2.AsyncClient)

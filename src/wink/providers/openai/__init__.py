@@ -62,8 +62,8 @@ class _OpenAIWire(Provider):
 
     rate_limit_headers = RATE_LIMIT_HEADERS
 
-    def make_client(self, *, sync: bool) -> Any:
-        return load_openai_client(self.host.endpoint(), self.connection.timeout, sync=sync)
+    def make_client(self) -> Any:
+        return load_openai_client(self.host.endpoint(), self.connection.timeout)
 
     def is_async_client(self, client: Any) -> bool:
         return isinstance(client, openai.AsyncOpenAI)

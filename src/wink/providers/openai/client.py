@@ -74,8 +74,8 @@ def file_name(part: Attachment) -> str:
     return part.name or _DEFAULT_NAMES.get(part.media_type, "file")
 
 
-def load_openai_client(endpoint: Endpoint, timeout: float, *, sync: bool = False) -> Any:
-    """The client (async, or sync for `evaluate()`) with the SDK's retries off, made as the
+def load_openai_client(endpoint: Endpoint, timeout: float) -> Any:
+    """The async client (every entry point's) with the SDK's retries off, made as the
     host says (`endpoint`); a placeholder key for compatible servers that need none, and
     for hosts that sign requests themselves (the SDK's own auth header is then left out)."""
     api_key, base_url = endpoint.api_key, endpoint.base_url
@@ -84,8 +84,7 @@ def load_openai_client(endpoint: Endpoint, timeout: float, *, sync: bool = False
     headers: dict[str, Any] = dict(endpoint.headers)
     if not endpoint.sdk_auth:  # the calls leave its header out (`Omit`, per request)
         api_key = api_key or _PLACEHOLDER_KEY
-    kind = openai.OpenAI if sync else openai.AsyncOpenAI
-    return kind(
+    return openai.AsyncOpenAI(
         api_key=api_key,
         base_url=base_url,
         timeout=timeout,
