@@ -138,3 +138,15 @@ def test_the_burst_children_stream_every_answer(stream_server: Emulator) -> None
         assert found["errors"] == 0
         assert 0 < found["ttft_p50"] <= found["ttft_p99"] <= found["wall"]
         assert found["peak_rss_mib"] > 0
+
+
+@pytest.mark.parametrize("mode", ["stream_async", "evaluate"])
+def test_the_time_trace_profiles_the_thread_the_evaluation_runs_on(mode: str) -> None:
+    """The trace of docs/performance.md: wink's layers are found on the profiled thread
+    (the portal's, for `evaluate`); a profile of the wrong thread would hold none."""
+    from benchmarks.trace_time import measure
+
+    wall, places = measure(mode, 3)
+    assert wall > 0
+    assert places["wink: agent (the loop)"] > 0
+    assert places["wink: transport"] > 0
