@@ -136,3 +136,18 @@ def test_the_burst_children_stream_every_answer(stream_server: Emulator) -> None
         assert found["errors"] == 0
         assert 0 < found["ttft_p50"] <= found["ttft_p99"] <= found["wall"]
         assert found["peak_rss_mib"] > 0
+
+
+def test_the_short_path_variants_run_the_same_loop(loop_server: Emulator) -> None:
+    """The plain-function and `Tool` variants of the short-path rows do the same work."""
+    from benchmarks.short_path import LOOKUP_TOOL, _scripted_us, lookup_function
+
+    with create_adapter(
+        "openai:gpt-4.1", base_url=loop_server.base_url("openai"), api_key="test-key-0123456789"
+    ) as adapter:
+        for tool in (LOOKUP_TOOL, lookup_function):
+            response = adapter.evaluate(raw.TASK, tools=[tool], session=Session())
+            assert response.text == "The value is aa."
+            assert response.usage.requests == 2
+    for tool in (LOOKUP_TOOL, lookup_function):
+        assert _scripted_us(tool, loops=2)() > 0
