@@ -17,6 +17,7 @@ from .imports import import_time
 from .load import concurrency, stray_429s, throttling
 from .loops import loop_overhead, tool_heavy
 from .otel import otel_overhead
+from .short_path import short_path
 from .streaming import streaming
 
 RESULTS = Path(__file__).parent / "results"
@@ -59,6 +60,9 @@ def scenarios(quick: bool, repeat: int | None) -> dict[str, Callable[[], list[Ro
             processes=4,
             loops=50 if quick else 300,
             repeat=reps(3, 1),
+        ),
+        "short-path": lambda: short_path(
+            loops=20 if quick else 200, repeat=reps(5, 1), warmup=5 if quick else 30
         ),
         "streaming": lambda: streaming(
             repeat=reps(7, 1),

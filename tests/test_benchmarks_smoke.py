@@ -150,3 +150,18 @@ def test_the_time_trace_profiles_the_thread_the_evaluation_runs_on(mode: str) ->
     assert wall > 0
     assert places["wink: agent (the loop)"] > 0
     assert places["wink: transport"] > 0
+
+
+def test_the_short_path_variants_run_the_same_loop(loop_server: Emulator) -> None:
+    """The plain-function and `Tool` variants of the short-path rows do the same work."""
+    from benchmarks.short_path import LOOKUP_TOOL, _scripted_us, lookup_function
+
+    with create_adapter(
+        "openai:gpt-4.1", base_url=loop_server.base_url("openai"), api_key="test-key-0123456789"
+    ) as adapter:
+        for tool in (LOOKUP_TOOL, lookup_function):
+            response = adapter.evaluate(raw.TASK, tools=[tool], session=Session())
+            assert response.text == "The value is aa."
+            assert response.usage.requests == 2
+    for tool in (LOOKUP_TOOL, lookup_function):
+        assert _scripted_us(tool, loops=2)() > 0

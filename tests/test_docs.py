@@ -205,6 +205,33 @@ def test_every_page_is_in_the_nav() -> None:
         assert str(page.relative_to(DOCS)) in nav, f"{page} is missing from mkdocs.yml nav"
 
 
+_DOC_REFERENCE = re.compile(r"docs/([a-z0-9/_-]+\.md)(?:#([a-z0-9_-]+))?")
+_HEADING = re.compile(r"^#{1,6} (.+?)\s*$", re.MULTILINE)
+
+
+def _anchors(page: Path) -> set[str]:
+    """The ids the docs build gives the page's headings (its toc's slugs)."""
+    text = _FENCE.sub("", page.read_text(encoding="utf-8"))
+    slugs = set[str]()
+    for heading in _HEADING.findall(text):
+        plain = re.sub(r"[^\w\s-]", "", heading.replace("`", "")).strip().lower()
+        slugs.add(re.sub(r"[-\s]+", "-", plain))
+    return slugs
+
+
+def test_the_docs_pages_and_anchors_the_source_points_at_exist() -> None:
+    """A docstring or message saying "see docs/tools.md#tool-choice" leads somewhere."""
+    broken: list[str] = []
+    for source in sorted((ROOT / "src").rglob("*.py")):
+        for page_name, anchor in _DOC_REFERENCE.findall(source.read_text(encoding="utf-8")):
+            page = DOCS / page_name
+            if not page.is_file() or (anchor and anchor not in _anchors(page)):
+                broken.append(f"{source.relative_to(ROOT)}: docs/{page_name}#{anchor}")
+    assert broken == []
+    assert "tool-choice" in _anchors(DOCS / "tools.md")
+    assert "what-to-do-for-each-error" in _anchors(DOCS / "errors.md")
+
+
 # --- README.md
 
 

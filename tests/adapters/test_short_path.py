@@ -5,7 +5,9 @@ emulator's record of each request body."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -303,3 +305,55 @@ def test_the_wire_log_is_off_by_default(ok_emulator: Any, caplog: pytest.LogCapt
     with caplog.at_level(logging.INFO), make_adapter("anthropic", ok_emulator) as adapter:
         adapter.evaluate("Hi?")
     assert not [record for record in caplog.records if record.name == "wink.wire"]
+
+
+# "none" with a structured output: the prompt's tools are off, the answer is not. Where the
+# output is a tool (Anthropic, Gemini beside functions) the output tool alone is allowed.
+NONE_WITH_OUTPUT = {
+    "openai": ("tool_choice", "none"),
+    "openai-responses": ("tool_choice", "none"),
+    "anthropic": ("tool_choice", {"type": "tool", "name": "final_result_Forecast"}),
+    "google": (
+        "toolConfig",
+        {
+            "functionCallingConfig": {
+                "mode": "ANY",
+                "allowedFunctionNames": ["final_result_Forecast"],
+            }
+        },
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Forecast:
+    summary: str
+
+
+def test_none_with_a_structured_output_leaves_the_answer_possible(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    answer = {"summary": "sunny"}
+    if provider in ("anthropic", "google"):
+        emulator.enqueue(Turn.tool_calls(EmulatedToolCall("final_result_Forecast", answer)))
+    else:
+        emulator.enqueue(Turn.text(json.dumps(answer)))
+    with make_adapter(provider, emulator) as adapter:
+        response = adapter.evaluate(
+            "Weather?", tools=[get_weather], output_type=Forecast, tool_choice="none"
+        )
+    assert response.output == Forecast("sunny")
+    field, sent = NONE_WITH_OUTPUT[provider]
+    assert emulator.requests[0].body[field] == sent
+
+
+def test_anthropic_refuses_none_with_a_structured_output_and_thinking(
+    emulator: ProviderEmulator,
+) -> None:
+    with (
+        make_adapter("anthropic", emulator, thinking=2048) as adapter,
+        pytest.raises(ConfigurationError, match="forces the output tool") as refused,
+    ):
+        adapter.evaluate("Weather?", tools=[get_weather], output_type=Forecast, tool_choice="none")
+    assert refused.value.option == "tool_choice"
+    assert emulator.requests == []

@@ -30,7 +30,7 @@ from ...core.foundation.content import (
     Image,
     TextPart,
 )
-from ...core.foundation.errors import UnsupportedSettingWarning
+from ...core.foundation.errors import ConfigurationError, UnsupportedSettingWarning
 from ...core.foundation.messages import (
     AssistantMessage,
     FinishReason,
@@ -133,7 +133,7 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
     tools = [_map_tool_spec(spec) for spec in request.tools]
     if request.output is not None:
         tools.append(_map_tool_spec(output_tool_spec(request.output)))
-    choice = _tool_choice(request, settings)  # refuses a choice no request could carry
+    choice = _tool_choice(request, settings, bool(thinking))  # refuses what none could carry
     if tools:
         body["tools"] = tools
         if choice is not None:
@@ -157,10 +157,24 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
 _CHOICE_TYPES = {"auto": "auto", "required": "any", "none": "none"}
 
 
-def _tool_choice(request: ModelRequest, settings: ModelSettings) -> dict[str, Any] | None:
+def _tool_choice(
+    request: ModelRequest, settings: ModelSettings, thinking: bool
+) -> dict[str, Any] | None:
     """`tool_choice`: `auto`, `any` ("required"), `none`, or `tool` with its name; with
-    `disable_parallel_tool_use` when `parallel_tool_calls=False` (not on `none`)."""
+    `disable_parallel_tool_use` when `parallel_tool_calls=False` (not on `none`). With a
+    structured output (a tool here), "none" forces the output tool: the prompt's tools
+    are off, and the answer can still be given."""
     choice = request_tool_choice(request, settings)
+    if choice == "none" and request.output is not None:
+        if thinking:
+            raise ConfigurationError(
+                'tool_choice="none" with a structured output forces the output tool on '
+                'Anthropic, which refuses a forced tool with thinking on: use "auto" or '
+                "turn thinking off",
+                provider="anthropic",
+                option="tool_choice",
+            )
+        return {"type": "tool", "name": output_tool_spec(request.output).name}
     serial = settings.parallel_tool_calls is False
     if choice is None and not serial:
         return None

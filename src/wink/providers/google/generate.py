@@ -140,11 +140,13 @@ def _calling_config(request: ModelRequest, settings: ModelSettings) -> dict[str,
     """`functionCallingConfig`: `AUTO`, `ANY` ("required"), `NONE`, or `ANY` with
     `allowedFunctionNames` for a tool's name. With a structured output among tools the
     default is `ANY`: Gemini takes no JSON response type beside functions, so the answer
-    is one more function the model must call."""
+    is one more function the model must call, and "none" allows that function alone."""
     choice = request_tool_choice(request, settings)
     if choice is None:
         return {"mode": "ANY"} if request.output is not None else None
     mode = _MODES.get(choice)
+    if mode == "NONE" and request.output is not None:  # the prompt's tools off, not the answer
+        return {"mode": "ANY", "allowedFunctionNames": [output_tool_spec(request.output).name]}
     if mode is None:
         return {"mode": "ANY", "allowedFunctionNames": [choice]}
     if mode == "AUTO" and request.output is not None:

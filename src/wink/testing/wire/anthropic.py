@@ -293,11 +293,16 @@ class AnthropicWire:
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
-        """The conversation's rules (`_empty_content`, `_tool_pairing`); thinking blocks
+        """`tool_choice` as the API takes it (`_tool_choice_refusal`); the conversation's
+        rules (`_empty_content`, `_tool_pairing`); thinking blocks
         echoed intact; with thinking on, the assistant turn of the last tool round starting
         with the thinking it had; a paused turn sent back unchanged."""
         messages = [as_object(message) for message in as_list(body.get("messages"))]
-        problem = _empty_content(messages) or _tool_pairing(messages)
+        problem = (
+            _tool_choice_refusal(body, self.tool_names(body))
+            or _empty_content(messages)
+            or _tool_pairing(messages)
+        )
         if problem is not None:
             return Fault.bad_request(problem)
         for index, message in enumerate(messages):
@@ -384,6 +389,27 @@ class AnthropicWire:
     def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
         names = (as_str(as_object(tool).get("name")) for tool in as_list(body.get("tools")))
         return tuple(name for name in names if name is not None)
+
+
+def _tool_choice_refusal(body: dict[str, Any], names: tuple[str, ...]) -> str | None:
+    """The Messages API's 400s for `tool_choice`: without `tools`, naming a tool none of
+    them is, `disable_parallel_tool_use` on `none` (which has no such field), or forcing
+    a call (`any`, `tool`) with thinking on."""
+    if "tool_choice" not in body:
+        return None
+    if not names:
+        return "tool_choice may only be specified while providing tools."
+    choice = as_object(body.get("tool_choice"))
+    kind = choice.get("type")
+    name = as_str(choice.get("name"))
+    if kind == "tool" and name not in names:
+        return f"tool_choice.name: Tool '{name}' not found in provided tools"
+    if kind == "none" and "disable_parallel_tool_use" in choice:
+        return "tool_choice.none.disable_parallel_tool_use: Extra inputs are not permitted"
+    thinking = as_object(body.get("thinking")).get("type") in ("enabled", "adaptive")
+    if thinking and kind in ("any", "tool"):
+        return "Thinking may not be enabled when tool_choice forces tool use."
+    return None
 
 
 def _empty_content(messages: list[dict[str, Any]]) -> str | None:

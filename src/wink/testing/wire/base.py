@@ -78,10 +78,11 @@ class WireFormat(Protocol):
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
-        """The 400 the real API gives when the request's conversation breaks its rules (a
-        tool call with no result, a result with no call, a role it refuses) or sends the
-        model's earlier turns back wrong (thinking dropped or altered, a reasoning item
-        without its item), else None."""
+        """The 400 the real API gives when the request's tool settings are ones it refuses
+        (a `tool_choice` without tools or naming no tool, forced with thinking on), its
+        conversation breaks its rules (a tool call with no result, a result with no call,
+        a role it refuses) or it sends the model's earlier turns back wrong (thinking
+        dropped or altered, a reasoning item without its item), else None."""
         ...
 
     def history(self, body: dict[str, Any]) -> tuple[HistoryEntry, ...]:

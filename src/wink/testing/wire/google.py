@@ -68,6 +68,7 @@ _QUOTAS = {
         "250",
     ),
 }
+_CALLING_MODES = ("MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED")
 _SAFETY_RATINGS = [
     {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"},
     {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True},
@@ -256,11 +257,16 @@ class GoogleWire:
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
-        """The turns' order (`_turn_order`); Gemini 3 refuses a step of the current turn
+        """`functionCallingConfig` as the API takes it (`_calling_config_refusal`); the
+        turns' order (`_turn_order`); Gemini 3 refuses a step of the current turn
         (the model contents since the last user text) whose first `functionCall` part lost
         its thought signature."""
         contents = [as_object(content) for content in as_list(body.get("contents"))]
-        disorder = _empty_parts(contents) or _turn_order(contents)
+        disorder = (
+            _calling_config_refusal(body, self.tool_names(body))
+            or _empty_parts(contents)
+            or _turn_order(contents)
+        )
         if disorder is not None:
             return Fault.bad_request(disorder)
         if not _signs_every_step(model):
@@ -365,6 +371,31 @@ class GoogleWire:
                 if name is not None:
                     names.append(name)
         return tuple(names)
+
+
+def _calling_config_refusal(body: dict[str, Any], names: tuple[str, ...]) -> str | None:
+    """Gemini's 400s for `toolConfig.functionCallingConfig`: a mode it does not know, the
+    config without function declarations, `allowedFunctionNames` with a mode other than
+    `ANY` or `VALIDATED` or naming a function not declared (for these last two the API
+    answers with its generic words)."""
+    tool_config = as_object(_either(body, "toolConfig", "tool_config"))
+    config = _either(tool_config, "functionCallingConfig", "function_calling_config")
+    if config is None:
+        return None
+    config = as_object(config)
+    mode = config.get("mode", "MODE_UNSPECIFIED")
+    if mode not in _CALLING_MODES:
+        return (
+            "Invalid value at 'tool_config.function_calling_config.mode' "
+            "(type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionCallingConfig"
+            f'.Mode), "{mode}"'
+        )
+    if not names:
+        return "Function calling config is set without function_declarations."
+    allowed = as_list(_either(config, "allowedFunctionNames", "allowed_function_names"))
+    if allowed and (mode not in ("ANY", "VALIDATED") or any(n not in names for n in allowed)):
+        return "Request contains an invalid argument."
+    return None
 
 
 def _empty_parts(contents: list[dict[str, Any]]) -> str | None:

@@ -46,6 +46,7 @@ _BAD_IMAGE = (  # as recorded (tests/conformance/multimodal/openai/chat_400_inva
     "following formats: ['png', 'jpeg', 'gif', 'webp']."
 )
 _AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
+_CHOICES = ("none", "auto", "required")
 
 
 class OpenAIWireBase:
@@ -272,10 +273,15 @@ class OpenAIChatWire(OpenAIWireBase):
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
-        """The conversation's rules, with the real API's 400s: every `tool_calls` id
+        """`tool_choice` and `parallel_tool_calls` as the API takes them
+        (`_tool_settings_refusal`); the conversation's rules, with the real API's 400s:
+        every `tool_calls` id
         answered by the `tool` messages right after it, no `tool` message that answers
         none, ids of at most 40 characters, no instructions role for the first o1 models.
         (Chat Completions takes no reasoning back: nothing else to check.)"""
+        refused = _tool_settings_refusal(body, self.tool_names(body))
+        if refused is not None:
+            return refused
         open_ids: list[str] = []
         messages = [as_object(message) for message in as_list(body.get("messages"))]
         for index, message in enumerate(messages):
@@ -381,6 +387,32 @@ class OpenAIChatWire(OpenAIWireBase):
             for tool in as_list(body.get("tools"))
         )
         return tuple(name for name in names if name is not None)
+
+
+def _tool_settings_refusal(body: dict[str, Any], names: tuple[str, ...]) -> Fault | None:
+    """Chat Completions' 400s for `tool_choice` and `parallel_tool_calls`: either without
+    `tools`, a choice that is none of its values, a named function not among the tools."""
+    for field in ("tool_choice", "parallel_tool_calls"):
+        if field in body and not as_list(body.get("tools")):
+            return Fault.bad_request(
+                f"Invalid value for '{field}': '{field}' is only allowed when 'tools' are "
+                "specified.",
+                param=field,
+            )
+    choice = body.get("tool_choice")
+    if isinstance(choice, str) and choice not in _CHOICES:
+        return Fault.bad_request(
+            f"Invalid value: '{choice}'. Supported values are: 'none', 'auto', and 'required'.",
+            param="tool_choice",
+            code="invalid_value",
+        )
+    named = as_str(as_object(as_object(choice).get("function")).get("name"))
+    if named is not None and named not in names:
+        return Fault.bad_request(
+            f"Invalid value for 'tool_choice': function '{named}' not found in 'tools'.",
+            param="tool_choice",
+        )
+    return None
 
 
 def _unanswered(open_ids: list[str], index: int) -> Fault:

@@ -146,10 +146,14 @@ class OpenAIResponsesWire(OpenAIWireBase):
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
-        """Every `function_call` answered by a `function_call_output` after it, and no
+        """A named `tool_choice` among the tools; every `function_call` answered by a
+        `function_call_output` after it, and no
         output without its call (unless the conversation is stored: `previous_response_id`);
         a reasoning item the emulator made followed by the item it led to, and that item
         not without it: the real API's 400s."""
+        refused = _named_choice_refusal(body, self.tool_names(body))
+        if refused is not None:
+            return refused
         items = [as_object(item) for item in as_list(body.get("input"))]
         if body.get("previous_response_id") is None:
             unpaired = _unpaired_call(items)
@@ -223,6 +227,17 @@ class OpenAIResponsesWire(OpenAIWireBase):
     def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
         names = (as_str(as_object(tool).get("name")) for tool in as_list(body.get("tools")))
         return tuple(name for name in names if name is not None)
+
+
+def _named_choice_refusal(body: dict[str, Any], names: tuple[str, ...]) -> Fault | None:
+    """The 400 for a `tool_choice` naming a function none of the `tools` is (the Responses
+    API takes `tool_choice` and `parallel_tool_calls` without tools)."""
+    choice = as_object(body.get("tool_choice"))
+    if choice.get("type") != "function" or as_str(choice.get("name")) in names:
+        return None
+    return Fault.bad_request(
+        "Tool choice 'function' not found in 'tools' parameter.", param="tool_choice"
+    )
 
 
 def _bad_input(message: str) -> Fault:
