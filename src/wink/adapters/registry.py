@@ -46,6 +46,10 @@ HOSTS: dict[str, HostEntry] = {
 HOSTS["gemini"] = HOSTS["google"]
 HOSTS["azure"] = HostEntry("wink.providers.azure.hosts", "Azure", "openai")
 HOSTS["azure-responses"] = HostEntry("wink.providers.azure.hosts", "AzureResponses", "openai")
+HOSTS["vertex"] = HostEntry("wink.providers.vertex.gemini", "Vertex", "vertex")
+HOSTS["vertex-anthropic"] = HostEntry(
+    "wink.providers.vertex.claude", "VertexAnthropic", "vertex,anthropic"
+)
 HOSTS.update(
     (name, HostEntry(f"wink.providers.{name}", host_class, "openai"))
     for name, host_class in (
