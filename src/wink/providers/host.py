@@ -279,6 +279,13 @@ class Host:
         `base_model=` option, else the deployment name)."""
         return self.model
 
+    def origin(self) -> str | None:
+        """The name its model turns are tagged with (`AssistantMessage.origin`), where it
+        is not the adapter's: a host whose provider-bound data (thinking signatures) the
+        wire's own service reads back names that service's adapter, so the data travels
+        between the two (`wink.core.foundation.portable`). None: the adapter's name."""
+        return None
+
     # ---- where requests go and how they are signed
 
     def api_key(self) -> str | None:

@@ -9,6 +9,8 @@ thread (a refresh is an HTTP call to Google's token endpoint: never on the event
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any, cast
@@ -20,18 +22,21 @@ try:
     import google.auth.credentials
     import google.auth.exceptions
     import google.auth.transport.requests
+    import google.oauth2.service_account
 except ImportError as _missing:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "the Vertex AI adapters need google-auth: pip install 'wink[vertex]'"
     ) from _missing
 
-from ...core.foundation.errors import ConfigurationError
+from ...core.foundation.errors import AuthenticationError, ConfigurationError
+from ...core.transport.errors import connection_error
 
-__all__ = ["SCOPE", "AccessToken", "GoogleCredentials", "find_credentials"]
+__all__ = ["SCOPE", "AccessToken", "GoogleCredentials", "find_credentials", "token_errors"]
 
 SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 _AUTH: Any = google.auth  # google-auth's functions are not fully typed
 _SCOPING: Any = google.auth.credentials
+_SERVICE_ACCOUNT: Any = google.oauth2.service_account
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,22 +65,30 @@ class GoogleCredentials:
 
     def __call__(self) -> AccessToken:
         credentials = self.credentials
-        try:
-            credentials.refresh(google.auth.transport.requests.Request())
-        except google.auth.exceptions.GoogleAuthError as error:
-            raise ConfigurationError(
-                f"Google refused to give Vertex AI an access token: {error}",
-                provider="vertex",
-                option="credentials",
-            ) from error
+        credentials.refresh(google.auth.transport.requests.Request())  # may raise: see below
         token = credentials.token
-        if not isinstance(token, str) or not token:
-            raise ConfigurationError(
-                "the Google credentials gave no access token", option="credentials"
-            )
+        if not isinstance(token, str) or not token.strip():
+            raise google.auth.exceptions.RefreshError("the credentials gave no access token")
         expiry = credentials.expiry  # naive UTC, per google-auth
         expires = expiry.replace(tzinfo=UTC).timestamp() if expiry is not None else 0.0
         return AccessToken(token, expires)
+
+
+@contextmanager
+def token_errors(prompt_name: str) -> Generator[None]:
+    """A token Google would not give (`RefreshError`: a revoked key, a deleted service
+    account) is an `AuthenticationError`; its endpoint out of reach, a connection error
+    (retried, as any connection failure)."""
+    try:
+        yield
+    except google.auth.exceptions.RefreshError as error:
+        raise AuthenticationError(
+            f"Google refused an access token for Vertex AI: {error}",
+            prompt_name=prompt_name,
+            phase="request",
+        ) from error
+    except google.auth.exceptions.TransportError as error:
+        raise connection_error(prompt_name, error) from error
 
 
 def find_credentials(given: object, host: str) -> tuple[Any, str | None]:
@@ -89,7 +102,8 @@ def find_credentials(given: object, host: str) -> tuple[Any, str | None]:
             return scoped, cast(str | None, getattr(given, "project_id", None))
         if isinstance(given, str | os.PathLike):
             path = os.fspath(cast("str | os.PathLike[str]", given))
-            found = _AUTH.load_credentials_from_file(path, scopes=[SCOPE])
+            made = _SERVICE_ACCOUNT.Credentials.from_service_account_file(path, scopes=[SCOPE])
+            found = (made, made.project_id)
         elif given is None:
             found = _AUTH.default(scopes=[SCOPE])
         else:
@@ -99,7 +113,7 @@ def find_credentials(given: object, host: str) -> tuple[Any, str | None]:
                 provider=host,
                 option="credentials",
             )
-    except google.auth.exceptions.DefaultCredentialsError as error:
+    except (google.auth.exceptions.DefaultCredentialsError, OSError, ValueError) as error:
         where = "the file given as credentials=" if given is not None else "anywhere"
         raise ConfigurationError(
             f"no Google credentials for {host} ({where}): {error} Run `gcloud auth "

@@ -58,7 +58,7 @@ class VertexClaude(AnthropicMessages):
         host = self.host
         errors = super().map_errors(prompt_name, secrets)
         if isinstance(host, VertexAnthropic):
-            return located(errors, self.model_id, host.place)
+            return located(errors, self.model_id, host.place, prompt_name)
         return errors
 
 
@@ -88,6 +88,11 @@ class VertexAnthropic(Host):
     def rules_model(self) -> str:
         """Vertex's `claude-sonnet-4-5@20250929` is Anthropic's `claude-sonnet-4-5-20250929`."""
         return self.model.replace("@", "-")
+
+    def origin(self) -> str | None:
+        """Anthropic's adapter for the same model: Anthropic documents its thinking
+        signatures as valid across the platforms that serve Claude."""
+        return f"anthropic:{self.rules_model()}"
 
     def endpoint(self) -> Endpoint:
         return Endpoint(self.place.root, None, sdk_auth=False)

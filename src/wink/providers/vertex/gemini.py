@@ -23,7 +23,11 @@ class VertexGemini(Gemini):
     ) -> AbstractContextManager[None]:
         host = self.host
         errors = super().map_errors(prompt_name, secrets)
-        return located(errors, self.model_id, host.place) if isinstance(host, Vertex) else errors
+        return (
+            located(errors, self.model_id, host.place, prompt_name)
+            if isinstance(host, Vertex)
+            else errors
+        )
 
 
 class Vertex(GeminiHost):

@@ -98,12 +98,15 @@ class VertexPlace:
 
 @contextmanager
 def located(
-    errors: AbstractContextManager[None], model: str, place: VertexPlace
+    errors: AbstractContextManager[None], model: str, place: VertexPlace, prompt_name: str
 ) -> Generator[None]:
-    """The wire's error map, with a 404 saying which location was asked: on Vertex a model
-    is served at some locations only ("not servable in region", "not found")."""
+    """The wire's error map, with a 404 saying which location was asked (on Vertex a model
+    is served at some locations only: "not servable in region", "not found"), and the
+    token's failures (`token_errors`)."""
+    from .auth import token_errors
+
     try:
-        with errors:
+        with errors, token_errors(prompt_name):
             yield
     except NotFoundError as error:
         raise NotFoundError(
