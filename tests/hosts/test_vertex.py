@@ -424,3 +424,17 @@ def test_a_conversation_falls_back_from_vertex_claude_to_anthropic_with_its_thin
     assert thinking["type"] == "thinking"
     assert opens(thinking["signature"], thinking["thinking"]) is True
     assert requests[2].body["thinking"]["type"] in ("enabled", "adaptive")
+
+
+def test_a_credentials_object_holding_a_token_is_used_as_is() -> None:
+    """An access token made elsewhere (`gcloud auth print-access-token`) in google-auth's
+    `Credentials`: valid, so sent without a refresh (it has nothing to refresh with)."""
+    from google.oauth2.credentials import Credentials
+
+    given = Credentials(token="ya29.made-elsewhere")
+    with ProviderEmulator(default_turn=Turn.text("hi")) as emu:
+        adapter = _vertex(CLAUDE, emu, credentials=given, project="p")
+        adapter.evaluate(HELLO, session=Session())
+        adapter.evaluate(HELLO, session=Session())
+        assert [r.headers["authorization"] for r in emu.requests] == ["[redacted]"] * 2
+    assert given.token == "ya29.made-elsewhere"

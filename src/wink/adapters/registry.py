@@ -100,6 +100,12 @@ def create_adapter(spec: str, **options: Unpack[AnyHostOptions]) -> ProviderAdap
     - `google` (alias `gemini`): Gemini `generateContent`; key `GOOGLE_API_KEY` or
       `GEMINI_API_KEY`; extra `wink[google]`.
 
+    Hosts of those wires, each with options of its own: `azure`, `azure-responses`
+    (docs/hosts/azure.md); `vertex` (Gemini) and `vertex-anthropic` (Claude) on Google
+    Vertex AI, with `project=`, `location=`, `credentials=` (docs/hosts/vertex.md); the
+    OpenAI-compatible `deepseek`, `openrouter`, `groq`, `mistral`, `xai`, `ollama`
+    (docs/hosts/compatible.md).
+
     Options (all keyword, all optional; see `AdapterOptions`):
 
     - `api_key`, `base_url`, `client` (a ready SDK client, sync or async), `timeout`

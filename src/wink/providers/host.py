@@ -35,6 +35,7 @@ __all__ = [
     "BearerToken",
     "Endpoint",
     "Host",
+    "REFRESH_MARGIN",
     "NoHostOptions",
     "OutgoingRequest",
     "SignedCalls",
@@ -131,7 +132,7 @@ TokenProvider = Callable[[], Any]
 seconds, azure-identity's `AccessToken`)."""
 
 _NO_KEY = "not-needed"  # what an SDK that insists on a key gets from a host that needs none
-_REFRESH_MARGIN = 300.0  # seconds before expiry a token is fetched again
+REFRESH_MARGIN = 300.0  # seconds before expiry a token is fetched again
 
 
 class BearerToken:
@@ -153,7 +154,7 @@ class BearerToken:
 
     def fresh(self) -> str | None:
         """The cached token while it has more than the margin left, else None."""
-        if self._token is not None and time.time() < self._expires - _REFRESH_MARGIN:
+        if self._token is not None and time.time() < self._expires - REFRESH_MARGIN:
             return self._token
         return None
 

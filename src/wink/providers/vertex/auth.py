@@ -9,6 +9,7 @@ thread (a refresh is an HTTP call to Google's token endpoint: never on the event
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
 
 from ...core.foundation.errors import AuthenticationError, ConfigurationError
 from ...core.transport.errors import connection_error
+from ..host import REFRESH_MARGIN
 
 __all__ = ["SCOPE", "AccessToken", "GoogleCredentials", "find_credentials", "token_errors"]
 
@@ -65,13 +67,26 @@ class GoogleCredentials:
 
     def __call__(self) -> AccessToken:
         credentials = self.credentials
-        credentials.refresh(google.auth.transport.requests.Request())  # may raise: see below
-        token = credentials.token
-        if not isinstance(token, str) or not token.strip():
+        token, expires = _current(credentials)
+        if token is None or (expires and expires - time.time() < REFRESH_MARGIN):
+            credentials.refresh(google.auth.transport.requests.Request())  # may raise: below
+            token, expires = _current(credentials)
+        if token is None:
             raise google.auth.exceptions.RefreshError("the credentials gave no access token")
-        expiry = credentials.expiry  # naive UTC, per google-auth
-        expires = expiry.replace(tzinfo=UTC).timestamp() if expiry is not None else 0.0
         return AccessToken(token, expires)
+
+
+def _current(credentials: Any) -> tuple[str | None, float]:
+    """The credentials' token until it expires (None: none, or expired), and its expiry
+    (epoch seconds; 0: none said, as for a bare access token)."""
+    token = credentials.token
+    if not isinstance(token, str) or not token.strip():
+        return None, 0.0
+    expiry = credentials.expiry  # naive UTC, per google-auth
+    expires = expiry.replace(tzinfo=UTC).timestamp() if expiry is not None else 0.0
+    if expires and expires <= time.time():
+        return None, 0.0
+    return token, expires
 
 
 @contextmanager
