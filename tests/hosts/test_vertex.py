@@ -160,6 +160,8 @@ def test_missing_credentials_or_project_are_said_when_the_adapter_is_made(
     assert no_project.value.option == "project"
     with pytest.raises(ConfigurationError, match="location must be a non-empty string"):
         create_adapter(GEMINI, credentials=Credentials(token="t"), project="p", location=" ")
+    with pytest.raises(ConfigurationError, match="location must be a Vertex AI location"):
+        create_adapter(GEMINI, credentials=Credentials(token="t"), project="p", location="a/b")
 
 
 def test_an_option_of_another_host_is_refused_naming_the_host(

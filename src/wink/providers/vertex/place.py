@@ -4,6 +4,7 @@ signed; and the 404 of a model the location does not serve, said with the locati
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Generator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ NO_BATCHES = (
     "Vertex AI runs batches as batch prediction jobs, a separate API reading from Cloud "
     "Storage or BigQuery"
 )
+_LOCATION = re.compile(r"[a-z][a-z0-9-]*[a-z0-9]")  # a host-name label
 MULTI_REGIONS = frozenset({"us", "eu"})  # served at aiplatform.<region>.rep.googleapis.com
 
 
@@ -58,6 +60,13 @@ class VertexPlace:
             given.get("location") or os.environ.get("GOOGLE_CLOUD_LOCATION", "").strip()
         ) or "global"
         location = location.strip()
+        if not _LOCATION.fullmatch(location):
+            raise ConfigurationError(
+                f"location must be a Vertex AI location such as 'global', 'us-central1' or "
+                f"'eu', got {location!r}",
+                provider=host,
+                option="location",
+            )
         root = (connection.base_url or service_root(location)).rstrip("/")
         project = given.get("project") or os.environ.get("GOOGLE_CLOUD_PROJECT", "").strip()
         if connection.api_key:  # express mode: a key in place of a project's credentials
