@@ -86,7 +86,7 @@ def service_account(
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     endpoint.url = f"http://127.0.0.1:{server.server_address[1]}/token"
     pem = key.private_bytes(

@@ -17,7 +17,7 @@ from google.oauth2 import service_account as google_service_account
 from tests.helpers.adapters import KEY, NO_RETRY
 from tests.helpers.google_auth import SCOPE, TokenEndpoint, service_account
 from tests.helpers.prompts import HELLO, make_prompt
-from tests.hosts.test_same_answers import SCRIPT, _run, _seen
+from tests.providers.test_same_answers import SCRIPT, _run, _seen
 from wink import (
     AuthenticationError,
     ConfigurationError,
