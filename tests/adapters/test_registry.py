@@ -21,7 +21,7 @@ from wink.adapters.registry import HOSTS, HostEntry
 @pytest.mark.parametrize("name", sorted(HOSTS))
 def test_every_host_builds_the_adapter_class_it_names(name: str) -> None:
     entry = HOSTS[name]
-    adapter = create_adapter(f"{name}:some-model", api_key=KEY, **_required(name))
+    adapter = create_adapter(f"{name}:some-model", **{"api_key": KEY, **_required(name)})
     assert type(adapter).__name__ == (entry.adapter_class or "ProviderAdapter")
     host_class = getattr(importlib.import_module(entry.module), entry.host_class)
     assert type(adapter.host) is host_class
@@ -31,12 +31,15 @@ def test_every_host_builds_the_adapter_class_it_names(name: str) -> None:
 
 
 def _required(name: str) -> dict[str, Any]:
-    """The options a host cannot do without (where its service is)."""
+    """The options a host cannot do without (where its service is, how it signs)."""
+    from google.oauth2.credentials import Credentials
+
+    google = {"project": "p", "credentials": Credentials(token="t"), "api_key": None}
     return {
         "azure": {"endpoint": "https://example.openai.azure.com"},
         "azure-responses": {"endpoint": "https://example.openai.azure.com"},
-        "vertex": {"project": "p"},
-        "vertex-anthropic": {"project": "p"},
+        "vertex": google,
+        "vertex-anthropic": google,
     }.get(name, {})
 
 

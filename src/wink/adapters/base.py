@@ -227,7 +227,7 @@ class ProviderAdapter(Evaluator, BatchMethods):
             exchange = Exchange(
                 self._api_with(settings), secrets=self._secrets, timeout=self.timeout
             )
-        return Runner(
+        runner = Runner(
             self.name,
             exchange,
             lambda request: self._transport(request, blocking),
@@ -237,6 +237,8 @@ class ProviderAdapter(Evaluator, BatchMethods):
             secrets=self._secrets,
             call_ids=self.api.call_ids,
         )
+        runner.origin = self.host.origin() or runner.origin
+        return runner
 
     def loop_settings(self) -> LoopSettings:
         """How the loop runs an evaluation on this adapter (a call may override some)."""

@@ -46,6 +46,10 @@ HOSTS: dict[str, HostEntry] = {
 HOSTS["gemini"] = HOSTS["google"]
 HOSTS["azure"] = HostEntry("wink.providers.azure.hosts", "Azure", "openai")
 HOSTS["azure-responses"] = HostEntry("wink.providers.azure.hosts", "AzureResponses", "openai")
+HOSTS["vertex"] = HostEntry("wink.providers.vertex.gemini", "Vertex", "vertex")
+HOSTS["vertex-anthropic"] = HostEntry(
+    "wink.providers.vertex.claude", "VertexAnthropic", "vertex,anthropic"
+)
 HOSTS.update(
     (name, HostEntry(f"wink.providers.{name}", host_class, "openai"))
     for name, host_class in (
@@ -95,6 +99,12 @@ def create_adapter(spec: str, **options: Unpack[AnyHostOptions]) -> ProviderAdap
       extra `wink[anthropic]`.
     - `google` (alias `gemini`): Gemini `generateContent`; key `GOOGLE_API_KEY` or
       `GEMINI_API_KEY`; extra `wink[google]`.
+
+    Hosts of those wires, each with options of its own: `azure`, `azure-responses`
+    (docs/hosts/azure.md); `vertex` (Gemini) and `vertex-anthropic` (Claude) on Google
+    Vertex AI, with `project=`, `location=`, `credentials=` (docs/hosts/vertex.md); the
+    OpenAI-compatible `deepseek`, `openrouter`, `groq`, `mistral`, `xai`, `ollama`
+    (docs/hosts/compatible.md).
 
     Options (all keyword, all optional; see `AdapterOptions`):
 

@@ -35,6 +35,7 @@ __all__ = [
     "BearerToken",
     "Endpoint",
     "Host",
+    "REFRESH_MARGIN",
     "NoHostOptions",
     "OutgoingRequest",
     "SignedCalls",
@@ -131,7 +132,7 @@ TokenProvider = Callable[[], Any]
 seconds, azure-identity's `AccessToken`)."""
 
 _NO_KEY = "not-needed"  # what an SDK that insists on a key gets from a host that needs none
-_REFRESH_MARGIN = 300.0  # seconds before expiry a token is fetched again
+REFRESH_MARGIN = 300.0  # seconds before expiry a token is fetched again
 
 
 class BearerToken:
@@ -153,7 +154,7 @@ class BearerToken:
 
     def fresh(self) -> str | None:
         """The cached token while it has more than the margin left, else None."""
-        if self._token is not None and time.time() < self._expires - _REFRESH_MARGIN:
+        if self._token is not None and time.time() < self._expires - REFRESH_MARGIN:
             return self._token
         return None
 
@@ -278,6 +279,13 @@ class Host:
         """The model the wire's rules (thinking, roles, content) are chosen for (Azure: the
         `base_model=` option, else the deployment name)."""
         return self.model
+
+    def origin(self) -> str | None:
+        """The name its model turns are tagged with (`AssistantMessage.origin`), where it
+        is not the adapter's: a host whose provider-bound data (thinking signatures) the
+        wire's own service reads back names that service's adapter, so the data travels
+        between the two (`wink.core.foundation.portable`). None: the adapter's name."""
+        return None
 
     # ---- where requests go and how they are signed
 

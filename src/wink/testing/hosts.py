@@ -27,6 +27,7 @@ class HostRoute:
     model: str | None = None
     rejection: Fault | None = None
     not_found: bool = False
+    stream: bool | None = None  # None: the body says (a path that names it: Gemini's)
 
 
 def parse_json(raw: bytes) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 from .faults import Fault
 from .formats import as_object
@@ -14,6 +14,7 @@ from .parts import refusal
 from .records import Provider
 from .server import RawRequest
 from .thinking import ReasoningLedger
+from .vertex import VertexAI
 from .wire import WIRES
 
 __all__ = ["GOOGLE_ROUTE", "ROUTES", "Route", "parse_body"]
@@ -23,6 +24,7 @@ ROUTES: dict[str, Provider] = {
     "/v1/responses": "openai-responses",
     "/v1/messages": "anthropic",
 }
+_EMULATED_HOSTS = (*HOSTS, VertexAI())  # Vertex's module builds on hosts.py
 GOOGLE_ROUTE = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):([A-Za-z]+)$")
 
 
@@ -65,6 +67,10 @@ class Route:
             self.stream = fields.get("stream") is True
         if hosted is not None and hosted.model is not None:
             self.model = hosted.model
+            if "model" not in fields:  # the path names it (Vertex)
+                fields = {**fields, "model": cast(object, hosted.model)}
+        if hosted is not None and hosted.stream is not None:
+            self.stream = hosted.stream
         if hosted is not None and hosted.rejection is not None:
             self.rejection = hosted.rejection  # the host refuses before it reads the body
             return
@@ -83,7 +89,7 @@ class Route:
 
 def _hosted(raw: RawRequest) -> HostRoute | None:
     """The route of a request on a host's own path (`hosts.py`), if it is one."""
-    for host in HOSTS:
+    for host in _EMULATED_HOSTS:
         route = host.route(raw)
         if route is not None:
             return route
