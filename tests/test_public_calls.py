@@ -71,6 +71,7 @@ VAR_KEYWORDS: dict[str, type] = {
     "options": wink.AdapterOptions,
     "usage": UsageFields,
     "call_options": wink.TextOptions,
+    "count_options": wink.CountOptions,
 }
 """The TypedDict of each `**name` parameter: each of its keys is walked in turn."""
 

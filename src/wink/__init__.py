@@ -22,6 +22,7 @@ from .core.foundation.version import __version__ as __version__
 # name -> the module (relative to this package) that defines it
 _DYNAMIC_IMPORTS: dict[str, str] = {
     "AdapterOptions": ".adapters.options",
+    "CountOptions": ".adapters.base",
     "EvaluateOptions": ".adapters.evaluator",
     "TextOptions": ".adapters.evaluator",
     "function_tool": ".core.prompting.functions",
@@ -115,6 +116,7 @@ _DYNAMIC_IMPORTS: dict[str, str] = {
     "UnboundResourceError": ".core.foundation.errors",
     "UnsendableValueError": ".core.foundation.errors",
     "UnsupportedContentError": ".core.foundation.errors",
+    "UnsupportedFeatureError": ".core.foundation.errors",
     "UnsupportedSettingWarning": ".core.foundation.errors",
     "Usage": ".core.foundation.messages",
     "UsageReported": ".core.foundation.events",

@@ -8,6 +8,7 @@ on first access, from its own literal map of the same names. Add a public name t
 __version__: str
 
 from .adapters.base import (
+    CountOptions as CountOptions,
     ProviderAdapter as ProviderAdapter,
 )
 from .adapters.evaluator import (
@@ -88,6 +89,7 @@ from .core.foundation.errors import (
     UnboundResourceError as UnboundResourceError,
     UnsendableValueError as UnsendableValueError,
     UnsupportedContentError as UnsupportedContentError,
+    UnsupportedFeatureError as UnsupportedFeatureError,
     UnsupportedSettingWarning as UnsupportedSettingWarning,
     VisibilityExpansionRequired as VisibilityExpansionRequired,
     WinkError as WinkError,

@@ -70,6 +70,7 @@ __all__ = [
     "LoopSettings",
     "ModelClient",
     "PromptResponse",
+    "first_request",
     "publish",
     "record_retry",
     "run_evaluation",
@@ -272,10 +273,8 @@ class _Evaluation(Generic[OutputT]):
                     tool_names=tuple(tool.name for tool in tools),
                 )
             )
-        self.specs = tuple(
-            ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in tools
-        )
-        self.system = (SystemMessage(rendered.instructions),) if rendered.instructions else ()
+        self.specs = _specs(tools)
+        self.system = _system(rendered)
         self.answers = (
             StructuredAnswers(rendered.output_type, self.settings.max_output_retries, self.name)
             if rendered.output_type is not None
@@ -572,6 +571,39 @@ class _Evaluation(Generic[OutputT]):
             payload = self.client.redact(rejected.payload())
             raise answers.failure(rejected, payload) from rejected.error
         return answers.reply(rejected)
+
+
+async def first_request(
+    prompt: Prompt[Any],
+    *,
+    session: Session,
+    attachments: tuple[Attachment, ...] = (),
+    history: Transcript | None = None,
+) -> ModelRequest:
+    """The first request `run_evaluation` sends for the same arguments (what a token count
+    counts): rendered, its tools listed and its turn built as the evaluation does, without
+    telling the session. `history` ends in no pending call (`check_continuation`)."""
+    rendered = prompt.render(session=session)
+    tools = await offered_tools(
+        rendered.tools, rendered.tool_sources, deadline=None, prompt_name=prompt.name
+    )
+    messages: list[Message] = list(history) if history is not None else []
+    messages.append(_first_turn(rendered.text, rendered.parts, attachments))
+    return ModelRequest(
+        prompt.name,
+        (*_system(rendered), *messages),
+        _specs(tools),
+        rendered.output,
+        first_round=True,
+    )
+
+
+def _specs(tools: Sequence[Tool[Any, Any]]) -> tuple[ToolSpec, ...]:
+    return tuple(ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in tools)
+
+
+def _system(rendered: RenderedPrompt) -> tuple[SystemMessage, ...]:
+    return (SystemMessage(rendered.instructions),) if rendered.instructions else ()
 
 
 def _first_turn(
