@@ -151,6 +151,7 @@ GOOD: dict[str, Good] = {
     "answer": lambda _: '{"city": 3}',
     "arguments": lambda _: {"city": "Paris"},
     "at": lambda _: 10.0,
+    "partial": lambda _: {"city": "Par"},
     "batch_id": lambda _: "batch_1",
     "attempt": lambda _: 1,
     "blocking": lambda _: False,

@@ -97,6 +97,7 @@ from .core.foundation.errors import (
 from .core.foundation.events import (
     AdapterSwitched as AdapterSwitched,
     ApprovalRequired as ApprovalRequired,
+    OutputDelta as OutputDelta,
     OutputRejected as OutputRejected,
     PromptExecuted as PromptExecuted,
     PromptFailed as PromptFailed,
@@ -108,6 +109,7 @@ from .core.foundation.events import (
     TextDelta as TextDelta,
     ThinkingDelta as ThinkingDelta,
     ThinkingReceived as ThinkingReceived,
+    ToolCallDelta as ToolCallDelta,
     ToolCallReady as ToolCallReady,
     ToolCallStarted as ToolCallStarted,
     ToolInvoked as ToolInvoked,

@@ -49,6 +49,7 @@ from ..foundation.messages import (
     ToolSpec,
     Usage,
     UserMessage,
+    output_tool_spec,
 )
 from ..foundation.transcript import PendingToolCall, Transcript, TranscriptMessage, pending_call
 from ..prompting.prompt import OutputT, Prompt, RenderedPrompt
@@ -61,6 +62,7 @@ from .answers import Rejection, StructuredAnswers
 from .conversation import ANSWER_HELD, ANSWER_TAKEN, Approvals, held_calls, in_call_order, resume
 from .deferred import AnswerLater, LoopState
 from .executor import ToolExecution, ToolExecutor
+from .partials import PartialOutputs
 from .rounds import NULL_SINK, NullSink, RoundAttempts, publish, record_retry
 from .turns import check_finished, check_not_empty, echo_turn, split_output_call
 
@@ -234,6 +236,10 @@ class _Evaluation(Generic[OutputT]):
         state: LoopState | None,
     ) -> PromptResponse[OutputT]:
         tools = await self._render(state)
+        output = self.rendered.output
+        if self.answers is not None and output is not None and not isinstance(self.sink, NullSink):
+            tool = output_tool_spec(output).name  # a stream shows the answer as it grows
+            self.sink = PartialOutputs(self.sink, self.answers.output_type, tool)
         resuming = history is not None and bool(history.pending)
         self._start(attachments, history, state, resuming)
         with self.prompt.resources.open_scope() as scope:
