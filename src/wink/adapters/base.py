@@ -323,7 +323,7 @@ class ProviderAdapter(Evaluator, BatchMethods):
         `:countTokens`, OpenAI Responses `/responses/input_tokens`. Chat Completions and
         hosts without the endpoint raise `UnsupportedFeatureError`: wink never estimates.
         Sent under the adapter's pacing and `RetryPolicy`, and failing as `evaluate` fails
-        (docs/adapters/index.md#counting-tokens)."""
+        (docs/adapters/anthropic.md#counting-tokens)."""
         checked, call = self._count_call(prompt, count_options)
         return await self._count(checked, call, blocking=False)
 

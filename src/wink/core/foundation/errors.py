@@ -157,7 +157,7 @@ class ConfigurationError(WinkError, ValueError):
 class UnsupportedFeatureError(ConfigurationError):
     """The adapter's wire format or host has no such capability (`feature` names it):
     nothing was sent, and wink offers no stand-in (a token count is never an estimate).
-    Use a provider that has it (docs/adapters/index.md says which do)."""
+    Use a provider that has it (the adapters' pages in docs/adapters/ say which do)."""
 
     def __init__(self, message: str, *, feature: str, provider: str | None = None) -> None:
         super().__init__(message, provider=provider)
