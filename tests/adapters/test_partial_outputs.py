@@ -13,19 +13,20 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from tests.helpers.adapters import PROVIDERS, make_adapter
+from tests.helpers.adapters import FAST_RETRY, PROVIDERS, make_adapter
 from wink import (
     OutputDelta,
     OutputRejected,
     Prompt,
     RoundFinished,
+    RoundRestarted,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
     ToolCallReady,
 )
 from wink.core.prompting.prompt import parse_partial_output
-from wink.testing import EmulatedToolCall, ProviderEmulator, Turn
+from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 
 
 class Day(BaseModel):
@@ -147,6 +148,22 @@ def test_a_rejected_answer_voids_its_partials_and_the_next_starts_over(
     assert after[-1] == response.output
     if not (provider == "google" and via == "tool"):  # a call Gemini sends whole
         assert len(after[0].tips) < 3  # started over from the second answer's first pieces
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic"])
+def test_a_restarted_round_shows_its_answer_again_from_the_start(
+    provider: str, emulator: ProviderEmulator
+) -> None:
+    emulator.enqueue(Fault.stream_reset(after=45), answer_turn("tool"))
+    with make_adapter(provider, emulator, retry_policy=FAST_RETRY).stream(prompt()) as stream:
+        events = list(stream)
+    restart = next(i for i, e in enumerate(events) if isinstance(e, RoundRestarted))
+    before = [e.partial for e in events[:restart] if isinstance(e, OutputDelta)]
+    after = [e.partial for e in events[restart:] if isinstance(e, OutputDelta)]
+    assert before  # the caller saw part of the answer...
+    assert before[-1] != stream.response.output
+    assert len(after[0].tips) < len(before[-1].tips)  # ...then it starts over
+    assert after[-1] == stream.response.output == Forecast.model_validate(ANSWER)
 
 
 def test_no_partials_without_an_output_type(emulator: ProviderEmulator) -> None:
