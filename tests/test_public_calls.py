@@ -71,6 +71,7 @@ VAR_KEYWORDS: dict[str, type] = {
     "options": wink.AdapterOptions,
     "usage": UsageFields,
     "call_options": wink.TextOptions,
+    "count_options": wink.CountOptions,
 }
 """The TypedDict of each `**name` parameter: each of its keys is walked in turn."""
 
@@ -150,6 +151,7 @@ GOOD: dict[str, Good] = {
     "answer": lambda _: '{"city": 3}',
     "arguments": lambda _: {"city": "Paris"},
     "at": lambda _: 10.0,
+    "partial": lambda _: {"city": "Par"},
     "batch_id": lambda _: "batch_1",
     "attempt": lambda _: 1,
     "blocking": lambda _: False,

@@ -22,6 +22,7 @@ from .core.foundation.version import __version__ as __version__
 # name -> the module (relative to this package) that defines it
 _DYNAMIC_IMPORTS: dict[str, str] = {
     "AdapterOptions": ".adapters.options",
+    "CountOptions": ".adapters.base",
     "EvaluateOptions": ".adapters.evaluator",
     "TextOptions": ".adapters.evaluator",
     "function_tool": ".core.prompting.functions",
@@ -64,6 +65,7 @@ _DYNAMIC_IMPORTS: dict[str, str] = {
     "NotFoundError": ".core.foundation.errors",
     "OpenAIAdapter": ".adapters.named",
     "OpenAIResponsesAdapter": ".adapters.named",
+    "OutputDelta": ".core.foundation.events",
     "OutputRejected": ".core.foundation.events",
     "OutputTruncatedError": ".core.foundation.errors",
     "PendingToolCall": ".core.foundation.transcript",
@@ -103,6 +105,7 @@ _DYNAMIC_IMPORTS: dict[str, str] = {
     "ThrottleError": ".core.foundation.errors",
     "ThrottleKind": ".core.foundation.errors",
     "Tool": ".core.prompting.tools",
+    "ToolCallDelta": ".core.foundation.events",
     "ToolCallReady": ".core.foundation.events",
     "ToolCallStarted": ".core.foundation.events",
     "ToolContext": ".core.prompting.tools",
@@ -115,6 +118,7 @@ _DYNAMIC_IMPORTS: dict[str, str] = {
     "UnboundResourceError": ".core.foundation.errors",
     "UnsendableValueError": ".core.foundation.errors",
     "UnsupportedContentError": ".core.foundation.errors",
+    "UnsupportedFeatureError": ".core.foundation.errors",
     "UnsupportedSettingWarning": ".core.foundation.errors",
     "Usage": ".core.foundation.messages",
     "UsageReported": ".core.foundation.events",

@@ -8,6 +8,7 @@ on first access, from its own literal map of the same names. Add a public name t
 __version__: str
 
 from .adapters.base import (
+    CountOptions as CountOptions,
     ProviderAdapter as ProviderAdapter,
 )
 from .adapters.evaluator import (
@@ -88,6 +89,7 @@ from .core.foundation.errors import (
     UnboundResourceError as UnboundResourceError,
     UnsendableValueError as UnsendableValueError,
     UnsupportedContentError as UnsupportedContentError,
+    UnsupportedFeatureError as UnsupportedFeatureError,
     UnsupportedSettingWarning as UnsupportedSettingWarning,
     VisibilityExpansionRequired as VisibilityExpansionRequired,
     WinkError as WinkError,
@@ -95,6 +97,7 @@ from .core.foundation.errors import (
 from .core.foundation.events import (
     AdapterSwitched as AdapterSwitched,
     ApprovalRequired as ApprovalRequired,
+    OutputDelta as OutputDelta,
     OutputRejected as OutputRejected,
     PromptExecuted as PromptExecuted,
     PromptFailed as PromptFailed,
@@ -106,6 +109,7 @@ from .core.foundation.events import (
     TextDelta as TextDelta,
     ThinkingDelta as ThinkingDelta,
     ThinkingReceived as ThinkingReceived,
+    ToolCallDelta as ToolCallDelta,
     ToolCallReady as ToolCallReady,
     ToolCallStarted as ToolCallStarted,
     ToolInvoked as ToolInvoked,

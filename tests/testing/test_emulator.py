@@ -137,7 +137,7 @@ def test_unknown_routes_are_404_in_a_plausible_shape(
 
 
 def test_unknown_google_method_is_not_found(emu: ProviderEmulator) -> None:
-    response = post(emu, "/v1beta/models/gemini-2.5-flash:countTokens", {"contents": []})
+    response = post(emu, "/v1beta/models/gemini-2.5-flash:embedContent", {"contents": []})
     assert response.status_code == 404
     assert response.json()["error"]["status"] == "NOT_FOUND"
 

@@ -15,17 +15,21 @@ The three seams:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from typing_extensions import Unpack
 
 from ..core.foundation.errors import (
     ConfigurationError,
     InvalidArgumentError,
+    PromptEvaluationError,
+    WinkError,
 )
 from ..core.foundation.limits import DEFAULT_MAX_OUTPUT_RETRIES, DEFAULT_MAX_ROUNDS
 from ..core.foundation.messages import ModelRequest
+from ..core.foundation.runtime import portal
 from ..core.foundation.settings import ModelSettings
 from ..core.throttling.limiter import InProcessLimiter, Limiter
 from ..core.throttling.retry import RetryPolicy
@@ -53,10 +57,38 @@ from .options import (
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
     # costs little more than importing its SDK
     from ..core.agent.loop import LoopSettings
+    from ..core.foundation.content import Attachment
+    from ..core.foundation.limits import Deadline
+    from ..core.foundation.settings import ToolChoice
+    from ..core.foundation.transcript import Transcript
+    from ..core.prompting.prompt import Prompt
     from ..core.prompting.session import Session
+    from ..core.prompting.tools import Tool
     from .batch import BatchRunner
+    from .evaluator import Call
 
-__all__ = ["AdapterOptions", "ProviderAdapter"]
+__all__ = ["AdapterOptions", "CountOptions", "ProviderAdapter"]
+
+
+class CountOptions(TypedDict, total=False):
+    """What `count_tokens` takes besides the prompt: what shapes the request `evaluate`
+    would send first (`EvaluateOptions`' `history`, `attachments`, `settings`,
+    `tool_choice`, `parallel_tool_calls`, `session` to render with; a string prompt's
+    `instructions`, `tools`, `output_type`), and a `deadline` for the count itself."""
+
+    session: Session | None
+    deadline: Deadline | None
+    attachments: Sequence[Attachment] | None
+    history: Transcript | None
+    settings: ModelSettings | None
+    tool_choice: ToolChoice | None
+    parallel_tool_calls: bool | None
+    instructions: str | None
+    tools: Sequence[Tool[Any, Any] | Callable[..., Any]]
+    output_type: type[Any] | None
+
+
+_COUNT_OPTIONS = frozenset(CountOptions.__annotations__)
 
 
 class ProviderAdapter(Evaluator, BatchMethods):
@@ -280,6 +312,66 @@ class ProviderAdapter(Evaluator, BatchMethods):
             timeout=self.timeout,
             retry_policy=self.retry_policy,
             loop_settings=self.loop_settings(),
+        )
+
+    # ---- token counts
+
+    async def count_tokens_async(
+        self, prompt: Prompt[Any] | str, **count_options: Unpack[CountOptions]
+    ) -> int:
+        """The input tokens of the request `evaluate_async(prompt, ...)` would send first
+        (instructions, tools, the output schema, history, images...), counted by the
+        provider's token-count endpoint: Anthropic `/v1/messages/count_tokens`, Gemini
+        `:countTokens`, OpenAI Responses `/responses/input_tokens`. Chat Completions and
+        hosts without the endpoint raise `UnsupportedFeatureError`: wink never estimates.
+        Sent under the adapter's pacing and `RetryPolicy`, and failing as `evaluate` fails
+        (docs/adapters/anthropic.md#counting-tokens)."""
+        checked, call = self._count_call(prompt, count_options)
+        return await self._count(checked, call, blocking=False)
+
+    def count_tokens(self, prompt: Prompt[Any] | str, **count_options: Unpack[CountOptions]) -> int:
+        """The sync form of `count_tokens_async`, run on the portal as `evaluate` is."""
+        checked, call = self._count_call(prompt, count_options)
+        return portal().call(self._count(checked, call, blocking=True))
+
+    def _count_call(self, prompt: object, options: CountOptions) -> tuple[Prompt[Any], Call]:
+        given = cast(dict[str, Any], options)
+        refused = sorted(set(given) - _COUNT_OPTIONS)
+        if refused:
+            raise InvalidArgumentError(
+                f"count_tokens does not take {', '.join(refused)}; it takes "
+                f"{', '.join(sorted(_COUNT_OPTIONS))}",
+                argument=refused[0],
+            )
+        checked, call = self._call(prompt, given)
+        api = self._api_with(call.settings) if call.settings is not None else self.api
+        api.check_token_counts()  # said at the call, before anything is rendered
+        return checked, call
+
+    async def _count(self, prompt: Prompt[Any], call: Call, *, blocking: bool) -> int:
+        from ..core.agent.loop import first_request
+        from ..core.prompting.session import Session
+
+        session = call.session if call.session is not None else Session()
+        if prompt.tool_sources:
+            self._remember(prompt.tool_sources)
+        try:
+            request = await first_request(
+                prompt, session=session, attachments=call.attachments, history=call.history
+            )
+        except WinkError:
+            raise
+        except Exception as error:  # a bug in a section or a tool's schema: the contract
+            raise PromptEvaluationError(
+                f"unexpected {type(error).__name__} while building the request: {error}",
+                prompt_name=prompt.name,
+                phase="request",
+            ) from error
+        if call.deadline is not None:
+            request = replace(request, deadline=call.deadline)
+        runner = self.model_client(blocking=blocking, settings=call.settings)
+        return await self.retry_policy.call(
+            lambda: runner.count_tokens(request), deadline=call.deadline
         )
 
     # ---- opening and closing

@@ -20,13 +20,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from ..core.foundation.carriage import NO_CONTENT, ContentRules
+from ..core.foundation.errors import UnsupportedFeatureError
 from ..core.foundation.messages import ModelRequest, ModelResponse
 from ..core.foundation.portable import CallIdRules
 from ..core.foundation.settings import ModelSettings
 from ..core.throttling.headers import NO_RATE_LIMIT_HEADERS, RateLimitHeaders
+from ..core.transport.errors import MalformedResponse
 from ..core.transport.http import HttpCalls, WireRequest
 
 if TYPE_CHECKING:  # a stream's decoder and a batch's wire load when first used
@@ -34,7 +36,7 @@ if TYPE_CHECKING:  # a stream's decoder and a batch's wire load when first used
     from ..core.transport.decoding import Parse, StreamDecoder, StreamFormat
     from .host import Host
 
-__all__ = ["Connection", "LazyStreamFormat", "Provider"]
+__all__ = ["Connection", "LazyStreamFormat", "Provider", "token_count", "token_count_body"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +86,9 @@ class Provider(ABC):
     Facts: `name` (the wire format's name, in messages), `unsupported_settings` (warned
     about, not sent), `rate_limit_headers`, `stream_format` (None: not streamed on the
     wire), `call_ids`, `content_rules` (the images, documents and audio it carries, where,
-    within which limits: checked before sending). Its batch API, if it has one, is
-    `batch_wire()`. `model` is the model its rules are chosen for, `model_id` what the
+    within which limits: checked before sending), `counts_tokens` (it has a token-count
+    endpoint: `token_count_form` and `parse_token_count`). Its batch API, if it has one,
+    is `batch_wire()`. `model` is the model its rules are chosen for, `model_id` what the
     request names (they differ on a host with deployments).
     """
 
@@ -95,6 +98,7 @@ class Provider(ABC):
     stream_format: ClassVar[StreamFormat | None] = None
     call_ids: ClassVar[CallIdRules] = CallIdRules()
     content_rules: ClassVar[ContentRules] = NO_CONTENT
+    counts_tokens: ClassVar[bool] = False
 
     def __init__(self, settings: ModelSettings, host: Host) -> None:
         self.host = host
@@ -153,9 +157,62 @@ class Provider(ABC):
     ) -> AbstractContextManager[None]:
         """Translate what the SDK raises inside the block (`map_sdk_errors`)."""
 
+    # ---- its token-count endpoint
+
+    def check_token_counts(self) -> None:
+        """Raise `UnsupportedFeatureError` when neither the wire nor the host can count a
+        request's tokens (before anything is rendered or sent: wink never estimates)."""
+        host = self.host
+        if not self.counts_tokens:
+            raise UnsupportedFeatureError(
+                f"{self.name} has no token-count endpoint, and wink does not estimate: "
+                "count_tokens works on the Responses, Messages and Gemini wire formats",
+                feature="count_tokens",
+                provider=host.name,
+            )
+        if not host.offers_token_counts:
+            why = f" ({host.no_token_counts_reason})" if host.no_token_counts_reason else ""
+            raise UnsupportedFeatureError(
+                f"{host.name} does not count tokens{why}, and wink does not estimate",
+                feature="count_tokens",
+                provider=host.name,
+            )
+
+    def build_token_count(self, request: ModelRequest) -> WireRequest:
+        """The token-count request for `request`: the body `build_request` makes (the
+        host's quirks applied), less what the endpoint does not take, on its path."""
+        self.check_token_counts()
+        wire = self.translate(request)
+        host = self.host
+        counted = self.token_count_form(wire.path, host.adjust_body(dict(wire.body)))
+        return WireRequest(host.path(counted.path), counted.body)
+
+    def token_count_form(self, path: str, body: Mapping[str, Any]) -> WireRequest:
+        """The generation request (`path`, `body`) as its token-count request."""
+        raise NotImplementedError(f"{self.name} has no token-count endpoint")
+
+    def parse_token_count(self, data: Any) -> int:
+        """The input tokens of the decoded 2xx count answer; raise `MalformedResponse`
+        when it is not the documented shape."""
+        raise NotImplementedError(f"{self.name} has no token-count endpoint")
+
     # ---- its batch API
 
     def batch_wire(self) -> BatchWire | None:
         """Its batch API for this model (`wink.core.transport.batches`), its `batch.py`;
         None: it has none (docs/batch.md)."""
         return None
+
+
+def token_count(data: Any, key: str) -> int:
+    """The count a token-count answer gives under `key`: a whole number of tokens."""
+    value = cast(dict[str, Any], data).get(key) if isinstance(data, dict) else None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise MalformedResponse(f"the token-count answer has no whole number {key}")
+    return value
+
+
+def token_count_body(body: Mapping[str, Any], taken: frozenset[str]) -> dict[str, Any]:
+    """A generation body less the fields a token-count endpoint does not take (the
+    output limit, sampling, streaming, storage: nothing that changes the input)."""
+    return {key: value for key, value in body.items() if key in taken}

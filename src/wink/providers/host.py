@@ -234,9 +234,10 @@ class Host:
     "google"...), `telemetry_name` (`gen_ai.provider.name`), `api_key_variables` (read in
     order when no key is given), `base_url` (None: the SDK's default), `key_required`,
     `offers_batches` (and `no_batches_reason`, said when a batch is refused),
-    `unsupported_settings` (what this host refuses on top of the wire:
-    warned about, never sent), `options` (a TypedDict of its own options, checked when the
-    adapter is made).
+    `offers_token_counts` (False: this host does not serve its wire's token-count
+    endpoint; `no_token_counts_reason` says why), `unsupported_settings` (what this
+    host refuses on top of the wire: warned about, never sent), `options` (a TypedDict of
+    its own options, checked when the adapter is made).
     """
 
     name: ClassVar[str]
@@ -248,6 +249,8 @@ class Host:
     key_required: ClassVar[bool] = True
     offers_batches: ClassVar[bool] = True
     no_batches_reason: ClassVar[str] = ""
+    offers_token_counts: ClassVar[bool] = True
+    no_token_counts_reason: ClassVar[str] = ""
     unsupported_settings: ClassVar[frozenset[str]] = frozenset()
     options: ClassVar[type[Any]] = NoHostOptions
 

@@ -63,6 +63,7 @@ from .streams import (
     without_stream,
 )
 from .thinking import ReasoningLedger
+from .token_counts import answer_token_count, token_count_route
 from .turns import Turn
 from .wire import WIRES, Rendered, WireContext, WireFormat
 
@@ -358,6 +359,9 @@ class ProviderEmulator:
             endpoint = batch_endpoint(raw)
             if endpoint is not None:
                 return self._batch_request(raw, endpoint, taken)
+            counted = token_count_route(raw)
+            if counted is not None:
+                return self._token_count(raw, *counted, taken)
             return self._answer(raw, taken)
         except Exception as exc:
             return self._failed(raw, taken, exc)
@@ -531,10 +535,7 @@ class ProviderEmulator:
                 raw, provider, parse_body(raw.body), received, None
             )
             taken.provider = provider
-            rate = None
-            if self._bucket is not None:
-                rate = self._bucket.take(time.monotonic())
-                self._stat_throttled += rate.retry_after is not None
+            rate = self._endpoint_token()
             fault, delay = self._fault(number, rate, taken)
         wire = WIRES[provider]
         ctx = WireContext("", {}, received, self._ids, rate, self._google_ids, self._ledger)
@@ -543,6 +544,33 @@ class ProviderEmulator:
         rendered = self._batches.handle(endpoint, raw, ctx)
         headers = self._with_rate(wire, rendered, ctx)
         return self._finish(Reply(rendered.status, headers, rendered.body, delay + self._latency))
+
+    def _token_count(self, raw: RawRequest, wire: WireFormat, model: str, taken: _Taken) -> Reply:
+        """A request to a token-count endpoint (`token_counts.py`): faults and the rate
+        limit as for any request, then the count; the script's turns are not used."""
+        received = time.time()
+        body = parse_body(raw.body)
+        with self._lock:
+            number = taken.number = self._record(raw, wire.provider, body, received, None)
+            taken.provider = wire.provider
+            rate = self._endpoint_token()
+            fault, delay = self._fault(number, rate, taken)
+            answer = fault or answer_token_count(wire, model, body, self._ledger)
+        ctx = WireContext(model, {}, received, self._ids, rate, self._google_ids, self._ledger)
+        if isinstance(answer, Fault):
+            return self._finish(self._render(wire, answer, ctx, delay + self._latency))
+        rendered = Rendered(200, {"content-type": "application/json"}, json.dumps(answer).encode())
+        headers = self._with_rate(wire, rendered, ctx)
+        return self._finish(Reply(200, headers, rendered.body, delay + self._latency))
+
+    def _endpoint_token(self) -> RateSnapshot | None:
+        """A rate-limit token for a request outside the generation routes (a batch's, a
+        token count's); call with the lock held."""
+        if self._bucket is None:
+            return None
+        rate = self._bucket.take(time.monotonic())
+        self._stat_throttled += rate.retry_after is not None
+        return rate
 
     def _answer_item(self, batch: EmulatedBatch, item: BatchItemRequest) -> ItemResult | None:
         """One item of `batch`, answered as its route answers the same request (None:

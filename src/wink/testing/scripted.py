@@ -12,7 +12,11 @@ from typing import Any, cast
 
 from ..adapters.base import ProviderAdapter
 from ..core.foundation.checks import kind_of
-from ..core.foundation.errors import InvalidArgumentError, PromptEvaluationError
+from ..core.foundation.errors import (
+    InvalidArgumentError,
+    PromptEvaluationError,
+    UnsupportedFeatureError,
+)
 from ..core.foundation.events import EventSink
 from ..core.foundation.messages import ModelRequest, ModelResponse, ToolCall, Usage
 from ..core.transport.decoding import events_of
@@ -166,6 +170,11 @@ class _ScriptExchange:
         response = await self.request(request, transport)
         await sink.send(events_of(response))
         return response
+
+    async def count_tokens(self, request: ModelRequest, transport: Transport) -> int:
+        raise UnsupportedFeatureError(
+            "a scripted model has no token-count endpoint", feature="count_tokens"
+        )
 
 
 class ScriptedAdapter(ProviderAdapter):

@@ -49,6 +49,7 @@ from ..foundation.messages import (
     ToolSpec,
     Usage,
     UserMessage,
+    output_tool_spec,
 )
 from ..foundation.transcript import PendingToolCall, Transcript, TranscriptMessage, pending_call
 from ..prompting.prompt import OutputT, Prompt, RenderedPrompt
@@ -61,6 +62,7 @@ from .answers import Rejection, StructuredAnswers
 from .conversation import ANSWER_HELD, ANSWER_TAKEN, Approvals, held_calls, in_call_order, resume
 from .deferred import AnswerLater, LoopState
 from .executor import ToolExecution, ToolExecutor
+from .partials import PartialOutputs
 from .rounds import NULL_SINK, NullSink, RoundAttempts, publish, record_retry
 from .turns import check_finished, check_not_empty, echo_turn, split_output_call
 
@@ -70,6 +72,7 @@ __all__ = [
     "LoopSettings",
     "ModelClient",
     "PromptResponse",
+    "first_request",
     "publish",
     "record_retry",
     "run_evaluation",
@@ -233,6 +236,10 @@ class _Evaluation(Generic[OutputT]):
         state: LoopState | None,
     ) -> PromptResponse[OutputT]:
         tools = await self._render(state)
+        output = self.rendered.output
+        if self.answers is not None and output is not None and not isinstance(self.sink, NullSink):
+            tool = output_tool_spec(output).name  # a stream shows the answer as it grows
+            self.sink = PartialOutputs(self.sink, self.answers.output_type, tool)
         resuming = history is not None and bool(history.pending)
         self._start(attachments, history, state, resuming)
         with self.prompt.resources.open_scope() as scope:
@@ -272,10 +279,8 @@ class _Evaluation(Generic[OutputT]):
                     tool_names=tuple(tool.name for tool in tools),
                 )
             )
-        self.specs = tuple(
-            ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in tools
-        )
-        self.system = (SystemMessage(rendered.instructions),) if rendered.instructions else ()
+        self.specs = _specs(tools)
+        self.system = _system(rendered)
         self.answers = (
             StructuredAnswers(rendered.output_type, self.settings.max_output_retries, self.name)
             if rendered.output_type is not None
@@ -572,6 +577,39 @@ class _Evaluation(Generic[OutputT]):
             payload = self.client.redact(rejected.payload())
             raise answers.failure(rejected, payload) from rejected.error
         return answers.reply(rejected)
+
+
+async def first_request(
+    prompt: Prompt[Any],
+    *,
+    session: Session,
+    attachments: tuple[Attachment, ...] = (),
+    history: Transcript | None = None,
+) -> ModelRequest:
+    """The first request `run_evaluation` sends for the same arguments (what a token count
+    counts): rendered, its tools listed and its turn built as the evaluation does, without
+    telling the session. `history` ends in no pending call (`check_continuation`)."""
+    rendered = prompt.render(session=session)
+    tools = await offered_tools(
+        rendered.tools, rendered.tool_sources, deadline=None, prompt_name=prompt.name
+    )
+    messages: list[Message] = list(history) if history is not None else []
+    messages.append(_first_turn(rendered.text, rendered.parts, attachments))
+    return ModelRequest(
+        prompt.name,
+        (*_system(rendered), *messages),
+        _specs(tools),
+        rendered.output,
+        first_round=True,
+    )
+
+
+def _specs(tools: Sequence[Tool[Any, Any]]) -> tuple[ToolSpec, ...]:
+    return tuple(ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in tools)
+
+
+def _system(rendered: RenderedPrompt) -> tuple[SystemMessage, ...]:
+    return (SystemMessage(rendered.instructions),) if rendered.instructions else ()
 
 
 def _first_turn(

@@ -5,12 +5,13 @@ A session gets `PromptRendered`, `ThinkingReceived`, `ToolInvoked`, `OutputRejec
 person), then `PromptExecuted` or `PromptFailed` (docs/sessions.md). A stream yields the
 model's output as it arrives and the loop's progress (docs/streaming.md). One round is
 one provider request and the tools it asked for. Its events come in this order:
-`TextDelta` / `ThinkingDelta` / `ToolCallStarted` / `ToolCallReady` as the provider
-sends them, `UsageReported` when it reports usage, an `OutputRejected` when its
-structured answer did not validate, then a `ToolInvoked` as each of the round's tools
-finishes, then `RoundFinished`. A round the `RetryPolicy` restarts after some of its
-events were yielded starts over after a `RoundRestarted`. A round whose calls wait for a
-person ends the stream with `ApprovalRequired`.
+`TextDelta` / `ThinkingDelta` / `ToolCallStarted` / `ToolCallDelta` / `ToolCallReady` as
+the provider sends them, each followed by an `OutputDelta` when it grew the structured
+answer (a prompt with an `output_type`), `UsageReported` when it reports usage, an
+`OutputRejected` when its structured answer did not validate, then a `ToolInvoked` as
+each of the round's tools finishes, then `RoundFinished`. A round the `RetryPolicy`
+restarts after some of its events were yielded starts over after a `RoundRestarted`. A
+round whose calls wait for a person ends the stream with `ApprovalRequired`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "AdapterSwitched",
     "ApprovalRequired",
     "EventSink",
+    "OutputDelta",
     "OutputRejected",
     "PromptExecuted",
     "PromptFailed",
@@ -44,6 +46,7 @@ __all__ = [
     "StreamEvent",
     "TextDelta",
     "ThinkingDelta",
+    "ToolCallDelta",
     "ToolCallReady",
     "ToolCallStarted",
     "UsageReported",
@@ -209,6 +212,15 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of the arguments of the call started at `index`, as JSON text; the pieces
+    of a call join to its arguments. Wires that send a call whole (Gemini) send none."""
+
+    index: int
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallReady:
     """A tool call is complete. `arguments` is the decoded JSON object, or the raw text
     when it is not one (the tool then fails with a message the model reads)."""
@@ -217,6 +229,20 @@ class ToolCallReady:
     id: str
     name: str
     arguments: Mapping[str, Any] | str
+
+
+@dataclass(frozen=True, slots=True)
+class OutputDelta:
+    """The structured answer so far (a prompt with an `output_type`), validated with
+    pydantic's partial JSON parsing: an instance of the output type whose last field,
+    list item or string may be cut short, and whose missing fields hold their defaults.
+    It grows with each one: a new field, item or more of a string. It comes from the
+    JSON text of a native structured answer or from the arguments of the output tool
+    (`final_result_*`), whichever the model answers with. Only `stream.response.output`
+    is the checked answer: a round restarted or rejected (`RoundRestarted`,
+    `OutputRejected`) voids the partials it showed, and the next round starts over."""
+
+    partial: Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +283,9 @@ StreamEvent = (
     TextDelta
     | ThinkingDelta
     | ToolCallStarted
+    | ToolCallDelta
     | ToolCallReady
+    | OutputDelta
     | UsageReported
     | RoundFinished
     | RoundRestarted

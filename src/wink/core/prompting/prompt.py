@@ -64,6 +64,7 @@ __all__ = [
     "Prompt",
     "RenderedPrompt",
     "parse_output",
+    "parse_partial_output",
 ]
 
 OPEN_SECTIONS_TOOL = "open_sections"
@@ -71,6 +72,7 @@ OPEN_SECTIONS_TOOL = "open_sections"
 _SECTION_KEY = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _JSON_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n?[ \t]*```\s*$", re.DOTALL)
+_FENCE_OPENED = re.compile(r"^\s*```[A-Za-z0-9_-]*[ \t]*\n")
 _MAX_HEADING_DEPTH = 6
 
 
@@ -668,3 +670,34 @@ def parse_output(output_type: Any, text: str) -> Any:
     fenced = _JSON_FENCE.match(text)
     payload = fenced.group(1) if fenced else text
     return _type_adapter(output_type).validate_json(payload)
+
+
+def parse_partial_output(output_type: Any, text: str) -> tuple[bool, Any]:
+    """`parse_output` of an answer still arriving: (True, the output so far), validated
+    with pydantic's partial JSON parsing (`experimental_allow_partial="trailing-strings"`:
+    the last field, list item or string may be cut short); (False, None) while the text
+    does not validate yet, or ends in a number that may still grow (`1` of `12`)."""
+    opened = _FENCE_OPENED.match(text)
+    payload = text[opened.end() :].split("```", 1)[0].rstrip("`") if opened else text
+    if _open_number(payload):
+        return False, None
+    try:
+        adapter = _type_adapter(output_type)
+        return True, adapter.validate_json(payload, experimental_allow_partial="trailing-strings")
+    except ValueError:  # pydantic's ValidationError
+        return False, None
+
+
+def _open_number(text: str) -> bool:
+    """Whether `text` ends in a number outside a string (one more digit may follow)."""
+    if not text or text[-1] not in "0123456789.-+eE":
+        return False
+    inside = escaped = False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif char == "\\" and inside:
+            escaped = True
+        elif char == '"':
+            inside = not inside
+    return not inside

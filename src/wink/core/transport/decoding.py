@@ -16,6 +16,7 @@ from ..foundation.errors import PromptEvaluationError, ThrottleDetails, Throttle
 from ..foundation.events import (
     StreamEvent,
     TextDelta,
+    ToolCallDelta,
     ToolCallReady,
     ToolCallStarted,
     UsageReported,
@@ -158,11 +159,12 @@ class ToolCalls:
     def get(self, key: object) -> _Call | None:
         return self._calls.get(key)
 
-    def add(self, key: object, fragment: str) -> None:
+    def add(self, key: object, fragment: str, out: list[StreamEvent]) -> None:
         call = self._calls.get(key)
         if call is None:
             raise MalformedResponse("argument fragments for a tool call that never started")
         call.fragments.append(fragment)
+        out.append(ToolCallDelta(call.index, fragment))
 
     def text(self, key: object) -> str:
         call = self._calls[key]

@@ -46,6 +46,13 @@ class Translator(Protocol):
 
     def build_request(self, request: ModelRequest) -> WireRequest: ...
 
+    def build_token_count(self, request: ModelRequest) -> WireRequest:
+        """The token-count request for `request` (raises `UnsupportedFeatureError`
+        where there is no endpoint)."""
+        ...
+
+    def parse_token_count(self, data: Any) -> int: ...
+
     def parse_response(self, data: Any) -> ModelResponse:
         """The decoded 2xx body; raises `MalformedResponse` (a ValueError) when it is not
         the documented shape."""
@@ -57,7 +64,8 @@ class Translator(Protocol):
 
 
 class Exchange:
-    """One adapter's round trips: `request` (the whole answer) and `stream` (into a sink)."""
+    """One adapter's round trips: `request` (the whole answer), `stream` (into a sink)
+    and `count_tokens` (the input tokens `request` would send, by the provider's count)."""
 
     __slots__ = ("_secrets", "_timeout", "translator")
 
@@ -67,11 +75,28 @@ class Exchange:
         self._timeout = timeout
 
     async def request(self, request: ModelRequest, transport: Transport) -> ModelResponse:
-        wire = self._wire(request)
+        content, headers = await self._post(request, self._wire(request), transport)
+        return self._parse_body(request, content, headers)
+
+    async def count_tokens(self, request: ModelRequest, transport: Transport) -> int:
+        """The input tokens of `request` by the provider's own count (its token-count
+        endpoint), sent and refused as `request` is."""
+        wire = self._wire(request, counted=True)
+        content, _headers = await self._post(request, wire, transport)
+        try:
+            return self.translator.parse_token_count(json.loads(content))
+        except ValueError as error:  # JSON errors and MalformedResponse alike
+            text = content if isinstance(content, str) else content.decode("utf-8", "replace")
+            raise response_shape_error(
+                request.prompt_name, str(error), body=text[:2000], secrets=self._secrets
+            ) from error
+
+    async def _post(
+        self, request: ModelRequest, wire: EncodedRequest, transport: Transport
+    ) -> tuple[bytes | str, Mapping[str, str] | None]:
         if not wire_log.enabled():
             with _client_refused(request), self._map_errors(request):
-                content, headers = await transport.post(wire, self._time_limit(request))
-            return self._parse_body(request, content, headers)
+                return await transport.post(wire, self._time_limit(request))
         name, secrets = self.translator.name, self._secrets
         wire_log.log_request(name, self._url(wire), wire.content, secrets)
         try:
@@ -81,7 +106,7 @@ class Exchange:
             wire_log.log_error(name, error, secrets)
             raise
         wire_log.log_response(name, 200, headers, content, secrets)
-        return self._parse_body(request, content, headers)
+        return content, headers
 
     def _url(self, wire: EncodedRequest) -> str:
         """Where `wire` goes: its URL, or its path under the client's base URL."""
@@ -154,13 +179,19 @@ class Exchange:
     def _map_errors(self, request: ModelRequest) -> AbstractContextManager[None]:
         return self.translator.map_errors(request.prompt_name, self._secrets)
 
-    def _wire(self, request: ModelRequest, streamed: StreamFormat | None = None) -> EncodedRequest:
-        """The translated request (in its `streamed` form if given), encoded. A part the
-        provider cannot take, or a value JSON cannot carry (NaN, a lone surrogate), fails
-        here: `phase="request"`, nothing sent."""
-        check_content(request, self.translator.content_rules, self.translator.name)
+    def _wire(
+        self, request: ModelRequest, streamed: StreamFormat | None = None, *, counted: bool = False
+    ) -> EncodedRequest:
+        """The translated request (in its `streamed` form if given, or its token-count
+        form if `counted`), encoded. A part the provider cannot take, or a value JSON
+        cannot carry (NaN, a lone surrogate), fails here: `phase="request"`, nothing sent."""
+        translator = self.translator
+        check_content(request, translator.content_rules, translator.name)
         try:
-            wire = self.translator.build_request(request)
+            if counted:
+                wire = translator.build_token_count(request)
+            else:
+                wire = translator.build_request(request)
             if streamed is not None:
                 wire = WireRequest(*streamed.stream_body(wire.path, wire.body))
             content = json.dumps(

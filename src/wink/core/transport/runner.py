@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from ..foundation.errors import (
     ConfigurationError,
@@ -41,7 +41,8 @@ __all__ = ["Exchanging", "OnOpen", "Runner"]
 
 OnOpen = Callable[[RateLimitInfo | None], Awaitable[None]]
 """Called by a streamed exchange once the response head is in, with its rate headers."""
-Attempt = Callable[[ModelRequest, OnOpen], Awaitable[ModelResponse]]
+T = TypeVar("T")
+Attempt = Callable[[ModelRequest, OnOpen], Awaitable[T]]
 
 
 class Exchanging(Protocol):
@@ -53,6 +54,8 @@ class Exchanging(Protocol):
     async def stream(
         self, request: ModelRequest, transport: Transport, sink: EventSink, opened: OnOpen
     ) -> ModelResponse: ...
+
+    async def count_tokens(self, request: ModelRequest, transport: Transport) -> int: ...
 
 
 class Runner:
@@ -125,6 +128,18 @@ class Runner:
             request,
         )
 
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The input tokens `request` would send, by the provider's token-count endpoint:
+        sent as this adapter sends `request` (the portable rules, pacing, the deadline,
+        the contract), no span of its own."""
+        exchange = self._exchange
+        request = self._portable(request)
+        return await self._run(
+            lambda item, _opened: exchange.count_tokens(item, self._transport_for(item)),
+            request,
+            lambda _count: None,
+        )
+
     def _transport_for(self, request: ModelRequest) -> Transport:
         """The transport for this attempt. Failing here, nothing was sent:
         `phase="request"`, but for a missing key (a `ConfigurationError` naming its
@@ -149,17 +164,22 @@ class Runner:
                 phase="request",
             ) from error
 
-    async def _traced(self, exchange: Attempt, request: ModelRequest) -> ModelResponse:
+    def _portable(self, request: ModelRequest) -> ModelRequest:
+        """`request` as this adapter can take another adapter's turns."""
         messages = portable_messages(request.messages, self.origin, self._call_ids)
-        if messages is not request.messages:
-            request = replace(request, messages=messages)
+        return request if messages is request.messages else replace(request, messages=messages)
+
+    async def _traced(
+        self, exchange: Attempt[ModelResponse], request: ModelRequest
+    ) -> ModelResponse:
+        request = self._portable(request)
         trace = current_trace()
         if trace is None:
-            response = await self._run(exchange, request)
+            response = await self._run(exchange, request, _rate_limit)
         else:
             attempt = trace.start_attempt(self._name, self.system, request)  # a span each
             try:
-                response = await self._run(exchange, request)
+                response = await self._run(exchange, request, _rate_limit)
             except BaseException as error:
                 trace.failed(attempt, error)
                 raise
@@ -167,7 +187,12 @@ class Runner:
         response = distinct_call_ids(response, request.messages)
         return replace(response, origin=self.origin)
 
-    async def _run(self, exchange: Attempt, request: ModelRequest) -> ModelResponse:
+    async def _run(
+        self,
+        exchange: Attempt[T],
+        request: ModelRequest,
+        rate_limit: Callable[[T], RateLimitInfo | None],
+    ) -> T:
         pacer = self._pacer
         deadline = request.deadline
         permit = await pacer.acquire(deadline)
@@ -198,12 +223,12 @@ class Runner:
                 prompt_name=request.prompt_name,
                 phase="response",
             ) from error
-        await answered(response.rate_limit)  # headerless answers teach pacing too
+        await answered(rate_limit(response))  # headerless answers teach pacing too
         return response
 
     async def _bounded(
-        self, exchange: Attempt, request: ModelRequest, opened: OnOpen, remaining: float
-    ) -> ModelResponse:
+        self, exchange: Attempt[T], request: ModelRequest, opened: OnOpen, remaining: float
+    ) -> T:
         scope = asyncio.timeout(max(remaining, 0.0))
         try:
             async with scope:
@@ -215,6 +240,10 @@ class Runner:
             "deadline passed while waiting for the provider's answer",
             prompt_name=request.prompt_name,
         )
+
+
+def _rate_limit(response: ModelResponse) -> RateLimitInfo | None:
+    return response.rate_limit
 
 
 class _Answered:

@@ -4,6 +4,7 @@ wire facts."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
 from ...core.foundation.errors import ConfigurationError
 from ...core.foundation.messages import ModelRequest, ModelResponse
 from ...core.transport.http import HttpCalls, StainlessCalls, WireRequest
-from ..base import LazyStreamFormat, Provider
+from ..base import LazyStreamFormat, Provider, token_count, token_count_body
 from ..host import Endpoint, Host
 from . import messages
 from .thinking import anthropic_thinking
@@ -31,6 +32,22 @@ if TYPE_CHECKING:
 __all__ = ["Anthropic", "AnthropicHost", "AnthropicMessages"]
 
 _CALLS = StainlessCalls(httpx2.Response)
+# What `POST /v1/messages/count_tokens` takes of a Messages body (the SDK's
+# `messages.count_tokens` parameters); `max_tokens`, sampling, `stream`, `metadata`
+# are refused there
+_COUNTED = frozenset(
+    {
+        "model",
+        "messages",
+        "system",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "output_config",
+        "cache_control",
+        "speed",
+    }
+)
 
 
 class AnthropicMessages(Provider):
@@ -41,6 +58,7 @@ class AnthropicMessages(Provider):
     rate_limit_headers = messages.RATE_LIMIT_HEADERS
     stream_format = LazyStreamFormat(f"{__name__}.stream", "AnthropicStream")
     content_rules = messages.CONTENT_RULES
+    counts_tokens = True
 
     def make_client(self) -> Any:
         # api_key None: the SDK reads ANTHROPIC_API_KEY. Retries off: RetryPolicy decides.
@@ -84,6 +102,12 @@ class AnthropicMessages(Provider):
 
     def parse_response(self, data: Any) -> ModelResponse:
         return messages.parse_response(data)
+
+    def token_count_form(self, path: str, body: Mapping[str, Any]) -> WireRequest:
+        return WireRequest(f"{path}/count_tokens", token_count_body(body, _COUNTED))
+
+    def parse_token_count(self, data: Any) -> int:
+        return token_count(data, "input_tokens")
 
     def batch_wire(self) -> BatchWire:
         from .batch import AnthropicBatches

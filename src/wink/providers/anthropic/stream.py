@@ -160,7 +160,7 @@ class AnthropicStreamDecoder:
         elif kind == "input_json_delta":
             fragment = _text(delta, "partial_json")
             if fragment and index in self._calls:
-                self._calls.add(index, fragment)
+                self._calls.add(index, fragment, out)
             elif fragment:  # a server tool's input: the turn goes back with it
                 block.pieces.append(fragment)
         elif kind == "thinking_delta":

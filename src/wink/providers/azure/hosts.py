@@ -91,6 +91,8 @@ class AzureResponses(Azure):
 
     name = "azure-responses"
     wire = OpenAIResponses
+    offers_token_counts = False
+    no_token_counts_reason = "Azure OpenAI does not serve /responses/input_tokens (a 404)"
 
     def base(self, resource: str, version: str) -> str:
         return f"{resource}/openai"  # the legacy Responses URL names no deployment

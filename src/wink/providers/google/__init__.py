@@ -5,6 +5,7 @@ signatures, RetryInfo, why no SDK) are in docs/adapters/google.md."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +19,10 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
 from ...core.foundation.messages import ModelRequest, ModelResponse
 from ...core.foundation.portable import CallIdRules
 from ...core.transport.http import HttpCalls, WireRequest
-from ..base import LazyStreamFormat, Provider
+from ..base import LazyStreamFormat, Provider, token_count
 from ..host import Endpoint, Host
 from . import generate
-from .http import DEFAULT_BASE_URL, GeminiCalls, endpoint, map_errors
+from .http import DEFAULT_BASE_URL, GeminiCalls, endpoint, map_errors, model_name
 from .thinking import gemini_thinking_config
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ class Gemini(Provider):
     )
     stream_format = LazyStreamFormat(f"{__name__}.stream", "GeminiStream")
     content_rules = generate.CONTENT_RULES
+    counts_tokens = True
     call_ids = CallIdRules(foreign_call_data={"thought_signature": _FOREIGN_SIGNATURE})
 
     def key(self) -> str | None:
@@ -76,6 +78,15 @@ class Gemini(Provider):
         return WireRequest(
             self.model_url(), generate.build_request(request, self.settings, self.model)
         )
+
+    def token_count_form(self, path: str, body: Mapping[str, Any]) -> WireRequest:
+        # `models.countTokens` takes the whole generation request (system instruction,
+        # tools, config included) as `generateContentRequest`, naming its model
+        counted = {"model": model_name(self.model_id), **body}
+        return WireRequest(self.model_url("countTokens"), {"generateContentRequest": counted})
+
+    def parse_token_count(self, data: Any) -> int:
+        return token_count(data, "totalTokens")
 
     def model_url(self, method: str = "generateContent") -> str:
         """The URL of a method of this model on its host."""

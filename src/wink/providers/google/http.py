@@ -22,6 +22,7 @@ __all__ = [
     "GeminiErrorAnswer",
     "content_of",
     "endpoint",
+    "model_name",
     "map_errors",
     "resource_url",
 ]
@@ -94,8 +95,12 @@ def map_errors(
 def endpoint(base_url: str, model: str, method: str = "generateContent") -> str:
     """`{base_url}/v1beta/models/{model}:generateContent` (the adapter checked base_url),
     or another method of the model (`batchGenerateContent`)."""
-    name = model if model.startswith(_MODEL_PREFIXES) else f"models/{model}"
-    return f"{base_url.rstrip('/')}/{_API_VERSION}/{name}:{method}"
+    return f"{base_url.rstrip('/')}/{_API_VERSION}/{model_name(model)}:{method}"
+
+
+def model_name(model: str) -> str:
+    """The model's resource name (`models/{model}`), as a request body names it."""
+    return model if model.startswith(_MODEL_PREFIXES) else f"models/{model}"
 
 
 def resource_url(base_url: str, name: str) -> str:

@@ -7,6 +7,7 @@ in docs/adapters/openai.md."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -15,7 +16,7 @@ import openai
 
 from ...core.foundation.messages import ModelRequest, ModelResponse
 from ...core.transport.http import EncodedRequest, HttpCalls, StainlessCalls, WireRequest
-from ..base import LazyStreamFormat, Provider
+from ..base import LazyStreamFormat, Provider, token_count, token_count_body
 from ..host import Endpoint, Host
 from . import chat, responses
 from .client import RATE_LIMIT_HEADERS, load_openai_client, map_openai_errors
@@ -27,6 +28,24 @@ if TYPE_CHECKING:
 __all__ = ["ChatHost", "OpenAI", "OpenAIChat", "OpenAIResponses", "OpenAIResponsesHost"]
 
 _CALLS = StainlessCalls(httpx2.Response)
+# What `POST /responses/input_tokens` takes of a Responses body (the SDK's
+# `responses.input_tokens.count` parameters); the output limit, sampling, `store`,
+# `include`, `stream` are refused there
+_COUNTED = frozenset(
+    {
+        "model",
+        "input",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "reasoning",
+        "text",
+        "truncation",
+        "conversation",
+        "previous_response_id",
+    }
+)
 
 
 class _WithoutSdkAuth:
@@ -128,6 +147,7 @@ class OpenAIResponses(_OpenAIWire):
     unsupported_settings = frozenset({"stop", "seed"})
     stream_format = LazyStreamFormat(f"{__name__}.responses_stream", "ResponsesStream")
     content_rules = responses.CONTENT_RULES
+    counts_tokens = True
 
     def translate(self, request: ModelRequest) -> WireRequest:
         body = responses.build_request(request, self.model, self.settings)
@@ -136,6 +156,12 @@ class OpenAIResponses(_OpenAIWire):
 
     def parse_response(self, data: Any) -> ModelResponse:
         return responses.parse_response(data)
+
+    def token_count_form(self, path: str, body: Mapping[str, Any]) -> WireRequest:
+        return WireRequest(f"{path}/input_tokens", token_count_body(body, _COUNTED))
+
+    def parse_token_count(self, data: Any) -> int:
+        return token_count(data, "input_tokens")
 
     def batch_wire(self) -> BatchWire:
         from .batch import OpenAIBatches

@@ -198,7 +198,7 @@ class ChatStreamDecoder:
         if fragment:
             if not isinstance(fragment, str):
                 raise MalformedResponse("function.arguments is not a string")
-            calls.add(key, fragment)
+            calls.add(key, fragment, out)
 
     def finish(self) -> ModelResponse:
         if not self._done:

@@ -76,7 +76,7 @@ class ResponsesStreamDecoder:
             delta = payload.get("delta")
             if not isinstance(delta, str):
                 raise MalformedResponse("response.function_call_arguments.delta has no delta")
-            self._calls.add(_key(payload, payload.get("item_id")), delta)
+            self._calls.add(_key(payload, payload.get("item_id")), delta, out)
         elif kind == "response.output_item.added":
             self._item_added(payload, out)
         elif kind == "response.output_item.done":

@@ -39,6 +39,21 @@ _SERVER_ERRORS = {
     503: "Service unavailable",
     504: "Gateway timeout",
 }
+# What `count_tokens` takes; anything else (`max_tokens`, `temperature`, `stream`) is refused
+_COUNTED = frozenset(
+    {
+        "model",
+        "messages",
+        "system",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "output_config",
+        "cache_control",
+        "speed",
+        "mcp_servers",
+    }
+)
 
 
 class AnthropicWire:
@@ -389,6 +404,26 @@ class AnthropicWire:
     def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
         names = (as_str(as_object(tool).get("name")) for tool in as_list(body.get("tools")))
         return tuple(name for name in names if name is not None)
+
+    # --- `POST /v1/messages/count_tokens` (token_counts.py)
+
+    def token_count_model(self, path: str) -> str | None:
+        return "" if path == "/v1/messages/count_tokens" else None
+
+    def token_count_problem(self, body: dict[str, Any]) -> Fault | None:
+        for key in body:
+            if key not in _COUNTED:
+                return Fault.bad_request(f"{key}: Extra inputs are not permitted")
+        for key in ("model", "messages"):
+            if key not in body:
+                return Fault.bad_request(f"{key}: Field required")
+        return None
+
+    def counted_request(self, body: dict[str, Any]) -> dict[str, Any]:
+        return body
+
+    def token_count_body(self, count: int) -> dict[str, Any]:
+        return {"input_tokens": count}
 
 
 def _tool_choice_refusal(body: dict[str, Any], names: tuple[str, ...]) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..caching import CachePrefix, prefixes
@@ -16,6 +17,20 @@ from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
 
 __all__ = ["GoogleWire"]
+
+_COUNT_ROUTE = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):countTokens$")
+_GENERATE_FIELDS = frozenset(
+    {
+        "model",
+        "contents",
+        "systemInstruction",
+        "tools",
+        "toolConfig",
+        "safetySettings",
+        "generationConfig",
+        "cachedContent",
+    }
+)
 
 _FINISH_REASONS = {"stop": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
 _SERVER_ERRORS = {
@@ -371,6 +386,38 @@ class GoogleWire:
                 if name is not None:
                     names.append(name)
         return tuple(names)
+
+    # --- `POST /v1beta/models/{model}:countTokens` (token_counts.py)
+
+    def token_count_model(self, path: str) -> str | None:
+        match = _COUNT_ROUTE.match(path)
+        return match.group(1) if match is not None else None
+
+    def token_count_problem(self, body: dict[str, Any]) -> Fault | None:
+        for key in body:
+            if key not in ("contents", "generateContentRequest"):
+                return Fault.bad_request(
+                    f'Invalid JSON payload received. Unknown name "{key}": Cannot find field.'
+                )
+        inner = body.get("generateContentRequest")
+        if inner is not None:
+            for key in as_object(inner):
+                if key not in _GENERATE_FIELDS:
+                    return Fault.bad_request(
+                        "Invalid JSON payload received. Unknown name "
+                        f"\"{key}\" at 'generate_content_request': Cannot find field."
+                    )
+        return None
+
+    def counted_request(self, body: dict[str, Any]) -> dict[str, Any]:
+        inner = body.get("generateContentRequest")
+        return as_object(inner) if inner is not None else {"contents": body.get("contents")}
+
+    def token_count_body(self, count: int) -> dict[str, Any]:
+        return {
+            "totalTokens": count,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": count}],
+        }
 
 
 def _calling_config_refusal(body: dict[str, Any], names: tuple[str, ...]) -> str | None:

@@ -18,6 +18,23 @@ __all__ = ["OpenAIResponsesWire"]
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 _TEXT_PARTS = ("input_text", "output_text", "text")
+# What `input_tokens` takes; anything else (`max_output_tokens`, `store`, `stream`) is refused
+_COUNTED = frozenset(
+    {
+        "model",
+        "input",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "reasoning",
+        "text",
+        "truncation",
+        "conversation",
+        "previous_response_id",
+        "personality",
+    }
+)
 
 
 class OpenAIResponsesWire(OpenAIWireBase):
@@ -227,6 +244,25 @@ class OpenAIResponsesWire(OpenAIWireBase):
     def tool_names(self, body: dict[str, Any]) -> tuple[str, ...]:
         names = (as_str(as_object(tool).get("name")) for tool in as_list(body.get("tools")))
         return tuple(name for name in names if name is not None)
+
+    # --- `POST /v1/responses/input_tokens` (token_counts.py)
+
+    def token_count_model(self, path: str) -> str | None:
+        return "" if path == "/v1/responses/input_tokens" else None
+
+    def token_count_problem(self, body: dict[str, Any]) -> Fault | None:
+        for key in body:
+            if key not in _COUNTED:
+                return Fault.bad_request(
+                    f"Unknown parameter: '{key}'.", param=key, code="unknown_parameter"
+                )
+        return None
+
+    def counted_request(self, body: dict[str, Any]) -> dict[str, Any]:
+        return body
+
+    def token_count_body(self, count: int) -> dict[str, Any]:
+        return {"object": "response.input_tokens", "input_tokens": count}
 
 
 def _named_choice_refusal(body: dict[str, Any], names: tuple[str, ...]) -> Fault | None:
