@@ -106,7 +106,7 @@ class Exchange:
         prompt, secrets = request.prompt_name, self._secrets
         wire = self._wire(request, streamed)
         decoder = streamed.decoder(prompt, secrets, translator.parse_response)
-        reader = BodyReader(decoder, prompt, secrets)
+        reader = BodyReader(decoder, prompt, secrets, streamed.framing())
         with _client_refused(request), self._map_errors(request):
             body = await transport.open_stream(wire, self._time_limit(request))
         rate_limit = rate_limit_info_from_headers(body.headers, translator.rate_limit_headers)
