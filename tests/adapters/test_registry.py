@@ -21,7 +21,8 @@ from wink.adapters.registry import PROVIDERS, ProviderEntry
 @pytest.mark.parametrize("name", sorted(PROVIDERS))
 def test_every_provider_builds_the_adapter_class_it_names(name: str) -> None:
     entry = PROVIDERS[name]
-    adapter = create_adapter(f"{name}:some-model", api_key=KEY)
+    region = {"region": "us-east-1"} if name == "bedrock" else {}
+    adapter = create_adapter(f"{name}:some-model", api_key=KEY, **region)
     assert type(adapter).__name__ == entry.adapter_class
     provider_class = getattr(importlib.import_module(entry.module), entry.provider_class)
     assert type(adapter.api) is provider_class
@@ -56,7 +57,9 @@ def test_an_unknown_provider_is_named_with_the_known_ones() -> None:
     with pytest.raises(ConfigurationError) as info:
         create_adapter("mistral:large")
     assert info.value.provider == "mistral"
-    assert "known providers: anthropic, gemini, google, openai, openai-responses" in str(info.value)
+    assert "known providers: anthropic, bedrock, gemini, google, openai, openai-responses" in str(
+        info.value
+    )
 
 
 def test_options_reach_the_adapter() -> None:

@@ -36,6 +36,7 @@ from ..providers.base import Connection, Provider
 from .batch_methods import BatchMethods
 from .evaluator import Evaluator
 from .options import (
+    PROVIDER_OPTIONS,
     AdapterOptions,
     as_bool,
     base_url_option,
@@ -74,9 +75,10 @@ class ProviderAdapter(Evaluator, BatchMethods):
         api_type = self._provider_type(name)
         if not isinstance(cast(object, model), str) or not model.strip():
             raise ConfigurationError(f"a model name is required, got {model!r}", provider=name)
-        unknown = sorted(set(options) - set(AdapterOptions.__annotations__))
+        taken = set(AdapterOptions.__annotations__) - (PROVIDER_OPTIONS - api_type.options)
+        unknown = sorted(set(options) - taken)
         if unknown:
-            known = ", ".join(sorted(AdapterOptions.__annotations__))
+            known = ", ".join(sorted(taken))
             raise ConfigurationError(
                 f"unknown option(s) {', '.join(unknown)} for {name}; known: {known}",
                 provider=name,
@@ -97,7 +99,14 @@ class ProviderAdapter(Evaluator, BatchMethods):
             )
         self._api_key: str | None = optional_str(options.get("api_key"), "api_key")
         self.api: Provider = api_type(
-            self.model, self.settings, Connection(self._api_key, self.base_url, self.timeout)
+            self.model,
+            self.settings,
+            Connection(
+                self._api_key,
+                self.base_url,
+                self.timeout,
+                {name: options[name] for name in api_type.options if name in options},
+            ),
         )
         client = options.get("client")
         self._clients = ClientPool(
@@ -286,7 +295,8 @@ class ProviderAdapter(Evaluator, BatchMethods):
         """Every key this adapter may send: given, in the environment, or in the caller's
         client. Each is masked wherever wink shows provider text."""
         found = [self._api_key, getattr(client, "api_key", None)]
-        found += [os.environ.get(name) for name in self.api.api_key_variables]
+        variables = (*self.api.api_key_variables, *self.api.secret_variables)
+        found += [os.environ.get(name) for name in variables]
         return tuple(dict.fromkeys(v.strip() for v in found if isinstance(v, str) and v.strip()))
 
 

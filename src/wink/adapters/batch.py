@@ -175,8 +175,9 @@ class BatchRunner:
     ) -> None:
         wire = api.batch_wire()
         if wire is None:
+            why = f" ({api.no_batch_reason})" if api.no_batch_reason else ""
             raise ConfigurationError(
-                f"{name} has no batch API in wink; use evaluate", provider=api.name
+                f"{name} has no batch API in wink{why}; use evaluate", provider=api.name
             )
         self.name = name
         self._api = api

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..core.telemetry.spans import Telemetry
 
 __all__ = [
+    "PROVIDER_OPTIONS",
     "AdapterOptions",
     "as_bool",
     "base_url_option",
@@ -53,6 +54,8 @@ class AdapterOptions(TypedDict, total=False):
     once the application has configured OpenTelemetry; see docs/observability.md).
     Pacing: `limiter` (default: this adapter's own `InProcessLimiter`; a `RedisLimiter`
     shares the provider's limit across processes, see docs/fleet.md).
+    Bedrock only: `region` (else AWS_REGION, AWS_DEFAULT_REGION, the AWS config's;
+    docs/bedrock.md); another provider refuses it.
     """
 
     client: Any
@@ -76,6 +79,11 @@ class AdapterOptions(TypedDict, total=False):
     prompt_cache_retention: CacheRetention | None
     tracer_provider: Any
     limiter: Limiter | None
+    region: str | None
+
+
+PROVIDER_OPTIONS = frozenset({"region"})
+"""The options only the providers that name them (`Provider.options`) take."""
 
 
 _SETTING_OPTIONS = (*SETTING_NAMES, "extra_body")

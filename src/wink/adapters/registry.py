@@ -42,6 +42,7 @@ PROVIDERS: dict[str, ProviderEntry] = {
         "wink.providers.anthropic", "Anthropic", "anthropic", "AnthropicAdapter"
     ),
     "google": ProviderEntry("wink.providers.google", "Gemini", "google", "GoogleAdapter"),
+    "bedrock": ProviderEntry("wink.providers.bedrock", "Bedrock", "bedrock", "BedrockAdapter"),
 }
 PROVIDERS["gemini"] = PROVIDERS["google"]
 
@@ -80,6 +81,10 @@ def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdap
       extra `wink[anthropic]`.
     - `google` (alias `gemini`): Gemini `generateContent`; key `GOOGLE_API_KEY` or
       `GEMINI_API_KEY`; extra `wink[google]`.
+    - `bedrock`: AWS Bedrock's Converse API for a model id or inference profile, in
+      `region=` (or `AWS_REGION`); SigV4 over the AWS credential chain, or a Bedrock API
+      key (`AWS_BEARER_TOKEN_BEDROCK`, `api_key=`); extra `wink[bedrock]`
+      (docs/bedrock.md).
 
     Options (all keyword, all optional; see `AdapterOptions`):
 
@@ -97,6 +102,8 @@ def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdap
     - `tracer_provider` (an OpenTelemetry `TracerProvider` for this adapter's spans;
       default: the global one once the application has configured OpenTelemetry:
       docs/observability.md);
+    - `region` (Bedrock only: the AWS region, else `AWS_REGION`, `AWS_DEFAULT_REGION`,
+      the AWS config's; docs/bedrock.md);
     - `limiter` (paces requests to the provider's rate limit; default: the adapter's own
       `InProcessLimiter`; a `RedisLimiter` shares one limit across processes:
       docs/fleet.md).

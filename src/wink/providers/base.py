@@ -18,7 +18,8 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core.foundation.carriage import NO_CONTENT, ContentRules
@@ -38,12 +39,14 @@ __all__ = ["Connection", "LazyStreamFormat", "Provider"]
 @dataclass(frozen=True, slots=True)
 class Connection:
     """Where an adapter's requests go: the caller's `api_key` (None: the provider's
-    environment variable), `base_url` (None: the provider's own) and `timeout` (seconds
-    per request attempt)."""
+    environment variable), `base_url` (None: the provider's own), `timeout` (seconds
+    per request attempt), and the options only this provider takes (`Provider.options`:
+    Bedrock's `region`)."""
 
     api_key: str | None
     base_url: str | None
     timeout: float
+    options: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 class LazyStreamFormat:
@@ -82,15 +85,20 @@ class Provider(ABC):
     (`make_client`, `http_calls`).
 
     Facts: `name` (the prefix of `create_adapter("name:model")`), `api_key_variables`
-    (read in order when no key is given), `unsupported_settings` (warned about, not sent),
+    (read in order when no key is given), `secret_variables` (other variables holding
+    credentials, masked like keys), `options` (the adapter options only this provider
+    takes, `PROVIDER_OPTIONS`), `unsupported_settings` (warned about, not sent),
     `rate_limit_headers`, `telemetry_name` (`gen_ai.provider.name`), `stream_format`
     (None: not streamed on the wire), `call_ids`, `content_rules` (the images, documents
     and audio it carries, where, within which limits: checked before sending). Its batch
-    API, if it has one, is `batch_wire()`.
+    API, if it has one, is `batch_wire()`; `no_batch_reason` says why it has none.
     """
 
     name: ClassVar[str]
     api_key_variables: ClassVar[tuple[str, ...]] = ()
+    secret_variables: ClassVar[tuple[str, ...]] = ()
+    options: ClassVar[frozenset[str]] = frozenset()
+    no_batch_reason: ClassVar[str | None] = None
     unsupported_settings: ClassVar[frozenset[str]] = frozenset()
     rate_limit_headers: ClassVar[RateLimitHeaders] = NO_RATE_LIMIT_HEADERS
     telemetry_name: ClassVar[str]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import unquote
 
 from .faults import Fault
 from .formats import as_object
@@ -14,8 +15,9 @@ from .records import Provider
 from .server import RawRequest
 from .thinking import ReasoningLedger
 from .wire import WIRES
+from .wire.bedrock import BedrockWire
 
-__all__ = ["GOOGLE_ROUTE", "ROUTES", "Route", "parse_body"]
+__all__ = ["BEDROCK_ROUTE", "GOOGLE_ROUTE", "ROUTES", "Route", "parse_body"]
 
 ROUTES: dict[str, Provider] = {
     "/v1/chat/completions": "openai",
@@ -23,6 +25,7 @@ ROUTES: dict[str, Provider] = {
     "/v1/messages": "anthropic",
 }
 GOOGLE_ROUTE = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):([A-Za-z]+)$")
+BEDROCK_ROUTE = re.compile(r"^/model/([^/]+)/(converse|converse-stream)$")
 
 
 class Route:
@@ -51,18 +54,24 @@ class Route:
                 elif match.group(2) != "generateContent":
                     self.not_found = True
         if self.provider is None:
+            match = BEDROCK_ROUTE.match(raw.path)
+            if match is not None:
+                self.provider, self.model = "bedrock", unquote(match.group(1))
+                self.stream = match.group(2) == "converse-stream"
+        if self.provider is None:
             self.not_found = True
             return
         fields = as_object(body)
-        if self.provider != "google":
+        if self.provider not in ("google", "bedrock"):
             self.model = str(fields.get("model", ""))
-        if self.provider != "google":
             self.stream = fields.get("stream") is True
         if not isinstance(body, dict):
             self.problem = "We could not parse the JSON body of your request."
         elif self.problem is None:
             wire = WIRES[self.provider]
             self.problem = wire.validate(fields)
+            if self.problem is None and isinstance(wire, BedrockWire):
+                self.problem = wire.check_model(self.model, fields)
             if self.problem is None:
                 # a part the API cannot read is refused as it parses the body, before it
                 # looks at the conversation
