@@ -128,7 +128,14 @@ class ProviderEmulator:
         self._chunk_size, self._chunk_delay = stream_settings(stream_chunk_size, stream_chunk_delay)
         if aws_credentials is not None:
             an_instance(aws_credentials, AwsCredentials, where, "aws_credentials", "AwsCredentials")
-        self._bedrock_auth = BedrockAuth(aws_credentials, tuple(bedrock_api_keys))
+        given: object = bedrock_api_keys
+        if isinstance(given, str) or not isinstance(given, Iterable):
+            raise ConfigurationError(
+                f"{where}(bedrock_api_keys=...) takes keys (a list of str), got "
+                f"{bedrock_api_keys!r}",
+                option="bedrock_api_keys",
+            )
+        self._bedrock_auth = BedrockAuth(aws_credentials, tuple(map(str, bedrock_api_keys)))
         self._lock = threading.Lock()
         self._host, self._requested_port = host, port
         self._server: ServerThread | None = None

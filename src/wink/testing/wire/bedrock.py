@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.foundation.content import PartKind
+from ...core.foundation.errors import ConfigurationError
 from ..caching import CachePrefix, prefixes
 from ..eventstream import event_frame, exception_frame
 from ..faults import Fault
@@ -431,6 +432,18 @@ class AwsCredentials:
     access_key: str
     secret_key: str
     token: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("access_key", "secret_key"):
+            value: object = getattr(self, name)
+            if not isinstance(value, str) or not value:
+                raise ConfigurationError(
+                    f"AwsCredentials({name}=...) takes a non-empty str", option=name
+                )
+        if self.token is not None and not isinstance(self.token, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError(
+                "AwsCredentials(token=...) takes a str or None", option="token"
+            )
 
     def __repr__(self) -> str:
         return f"AwsCredentials(access_key={self.access_key[:4]}...)"
