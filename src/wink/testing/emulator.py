@@ -30,7 +30,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Self
+from typing import Self, cast
 
 from ..core.foundation.checks import a_mapping, a_number, a_whole_number, an_instance
 from ..core.foundation.errors import ConfigurationError
@@ -128,7 +128,7 @@ class ProviderEmulator:
         self._chunk_size, self._chunk_delay = stream_settings(stream_chunk_size, stream_chunk_delay)
         if aws_credentials is not None:
             an_instance(aws_credentials, AwsCredentials, where, "aws_credentials", "AwsCredentials")
-        given: object = bedrock_api_keys
+        given = cast(object, bedrock_api_keys)
         if isinstance(given, str) or not isinstance(given, Iterable):
             raise ConfigurationError(
                 f"{where}(bedrock_api_keys=...) takes keys (a list of str), got "
