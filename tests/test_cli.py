@@ -189,8 +189,27 @@ def test_demo_live_needs_a_key(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     assert main(["demo", "--live", "--provider", "anthropic"]) == 2
-    assert "--live needs ANTHROPIC_API_KEY in the environment" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "--live needs ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN in the environment" in out
+
+
+@pytest.mark.parametrize("variable", ["GOOGLE_API_KEY", "GEMINI_API_KEY"])
+def test_demo_live_on_google_reads_the_variables_the_adapter_reads(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variable: str
+) -> None:
+    """Either variable gets past the key check (the adapter reads GOOGLE_API_KEY, then
+    GEMINI_API_KEY); with neither, the demo names both, in that order."""
+    from wink import demo
+
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["demo", "--live", "--provider", "google"]) == 2
+    out = capsys.readouterr().out
+    assert "--live needs GOOGLE_API_KEY or GEMINI_API_KEY in the environment" in out
+    monkeypatch.setenv(variable, "a-key")
+    assert demo._missing_key("google") is None
 
 
 @pytest.mark.parametrize("mode", [[], ["--stream"]], ids=["evaluated", "streamed"])

@@ -9,6 +9,7 @@ import asyncio
 import datetime
 import logging
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -131,6 +132,7 @@ def test_a_bedrock_api_key_goes_as_a_bearer_and_a_wrong_one_is_refused(
 
 def test_expiring_credentials_are_refreshed_on_a_worker_thread_not_the_loop() -> None:
     from wink.providers.bedrock.auth import SigV4Signer
+    from wink.providers.host import OutgoingRequest
 
     refreshed_on: list[int] = []
 
@@ -157,8 +159,9 @@ def test_expiring_credentials_are_refreshed_on_a_worker_thread_not_the_loop() ->
     signer = SigV4Signer("us-east-1", Session())
     url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse"
 
-    async def sign() -> tuple[int, dict[str, str]]:
-        return threading.get_ident(), await signer.headers_async(url, b"{}", {})
+    async def sign() -> tuple[int, Mapping[str, str]]:
+        request = OutgoingRequest("POST", url, {}, b"{}")
+        return threading.get_ident(), await signer.sign_async(request)
 
     loop_thread, headers = asyncio.run(sign())
     assert len(refreshed_on) == 1
@@ -277,6 +280,63 @@ def test_a_tool_choice_the_model_does_not_take_is_not_sent() -> None:
         (request,) = emu.requests
     assert response.output == Answer("Paris", 21)
     assert "toolChoice" not in request.body["toolConfig"]
+
+
+def test_tool_choice_is_carried_as_converse_takes_it() -> None:
+    """ "required" is `any`, a name is `tool`; "none" leaves the prompt's tools out, since
+    Converse has no such choice (and Bedrock needs `toolConfig` only with tool blocks)."""
+    with ProviderEmulator([Turn.text("a"), Turn.text("b"), Turn.text("c")]) as emu:
+        for choice in ("required", "weather", "none"):
+            bedrock(emu, api_key="k-0123456789", tool_choice=choice).evaluate(make_prompt())
+        bodies = [request.body for request in emu.requests]
+    assert bodies[0]["toolConfig"]["toolChoice"] == {"any": {}}
+    assert bodies[1]["toolConfig"]["toolChoice"] == {"tool": {"name": "weather"}}
+    assert "toolConfig" not in bodies[2]
+
+
+def test_a_tool_choice_that_cannot_be_carried_is_warned_about_never_sent() -> None:
+    from wink import UnsupportedSettingWarning
+
+    calls = Turn.tool_calls(EmulatedToolCall("weather", {"city": "Paris"}))
+    with ProviderEmulator([Turn.text("a"), calls, Turn.text("done"), Turn.text("b")]) as emu:
+        llama = bedrock(emu, "meta.llama3-70b-instruct-v1:0", api_key="k", tool_choice="required")
+        with pytest.warns(UnsupportedSettingWarning, match="takes no tool choice"):
+            assert llama.evaluate(make_prompt()).text == "a"
+        first = bedrock(emu, api_key="k-0123456789").evaluate(make_prompt())
+        adapter = bedrock(emu, api_key="k-0123456789", tool_choice="none")
+        with pytest.warns(UnsupportedSettingWarning, match="no tool choice of none"):
+            last = adapter.evaluate(make_prompt(), history=first.transcript)
+        assert last.text == "b"
+        bodies = [request.body for request in emu.requests]
+    assert "toolChoice" not in bodies[0]["toolConfig"]
+    assert "toolChoice" not in bodies[-1]["toolConfig"]  # tools kept: the history has calls
+
+
+def test_the_emulator_refuses_tool_blocks_without_a_tool_config() -> None:
+    import httpx2
+
+    body = {
+        "messages": [
+            {"role": "user", "content": [{"text": "hi"}]},
+            {
+                "role": "assistant",
+                "content": [{"toolUse": {"toolUseId": "t", "name": "f", "input": {}}}],
+            },
+            {
+                "role": "user",
+                "content": [{"toolResult": {"toolUseId": "t", "content": [{"text": "1"}]}}],
+            },
+        ]
+    }
+    with ProviderEmulator([Turn.text("never")]) as emu:
+        answer = httpx2.post(
+            f"{emu.base_url('bedrock')}/model/{MODEL}/converse",
+            json=body,
+            headers={"authorization": "Bearer k-0123456789"},
+        )
+    assert answer.status_code == 400
+    assert answer.headers["x-amzn-errortype"].startswith("ValidationException")
+    assert "toolConfig field must be defined" in answer.json()["message"]
 
 
 # --- in-stream exceptions

@@ -25,6 +25,7 @@ from tests.helpers.wire import (
 from wink import (
     AuthenticationError,
     BadRequestError,
+    ConfigurationError,
     GoogleAdapter,
     NotFoundError,
     PermissionDeniedError,
@@ -664,14 +665,14 @@ def test_the_key_comes_from_the_environment_google_api_key_first(
     assert "given" in GoogleAdapter(MODEL, api_key="given")._secrets
 
 
-def test_no_key_anywhere_is_a_request_error_naming_the_variables(
+def test_no_key_anywhere_is_a_configuration_error_naming_the_variables(
     clean_env: pytest.MonkeyPatch,
 ) -> None:
-    error = send_once(GoogleAdapter(MODEL, base_url="http://127.0.0.1:9", retry_policy=NO_RETRY))
-    assert type(error) is PromptEvaluationError
-    assert error.phase == "request"
-    assert "GOOGLE_API_KEY" in error.message
-    assert "GEMINI_API_KEY" in error.message
+    with pytest.raises(ConfigurationError) as caught:
+        GoogleAdapter(MODEL, base_url="http://127.0.0.1:9", retry_policy=NO_RETRY)
+    assert str(caught.value) == (
+        "no API key for google: set GOOGLE_API_KEY or GEMINI_API_KEY or pass api_key="
+    )
 
 
 def test_a_key_from_the_environment_never_reaches_the_error(

@@ -1,6 +1,6 @@
-"""The client pool (`wink.core.transport.clients`): one sync client per adapter, one async
-client per event loop, closed with `evaluate()`'s private loop; a caller's client used,
-never closed.
+"""The client pool (`wink.core.transport.clients`): one async client per event loop, the
+portal's serving every sync call until `close()` (or exit); a caller's client used, never
+closed.
 
 First the pool alone, with stand-in clients; then through adapters and the real SDKs.
 """
@@ -21,7 +21,7 @@ from wink import (
     Session,
     create_adapter,
 )
-from wink.core.foundation.runtime import run_sync
+from wink.core.foundation.runtime import portal
 from wink.core.transport.clients import ClientPool, close_client
 from wink.testing import Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, final
@@ -66,18 +66,33 @@ async def get_twice(pool: ClientPool, *, blocking: bool) -> tuple[Any, Any]:
 # --- the pool on its own
 
 
-def test_blocking_calls_share_one_sync_client() -> None:
+def test_sync_calls_share_the_portals_one_async_client_until_close() -> None:
     maker = Maker()
     pool = ClientPool(maker)
-    (first, sync), (again, _) = run_sync(get_twice(pool, blocking=True))
-    (later, _), _ = run_sync(get_twice(pool, blocking=True))  # another evaluate() call
-    assert sync is True
+    (first, sync), (again, _) = portal().call(get_twice(pool, blocking=True))
+    (later, _), _ = portal().call(get_twice(pool, blocking=True))  # another evaluate() call
+    assert sync is False
     assert first is again is later
-    assert maker.made == [(True, first)]
+    assert maker.made == [(False, first)]
     assert pool.held(sync=True) is first
     pool.close_sync()
     assert first.closed
     assert pool.open_clients == 0
+
+
+def test_the_portals_client_of_a_pool_dropped_unclosed_is_closed_on_the_portal() -> None:
+    import gc
+    import time
+
+    maker = Maker()
+    pool = ClientPool(maker)
+    (client, _), _ = portal().call(get_twice(pool, blocking=True))
+    del pool
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while not client.closed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert client.closed
 
 
 def test_each_event_loop_gets_its_own_async_client() -> None:
@@ -91,9 +106,9 @@ def test_each_event_loop_gets_its_own_async_client() -> None:
     assert [sync for sync, _ in maker.made] == [False, False]
 
 
-def test_an_async_client_made_on_a_private_loop_is_closed_with_it() -> None:
-    """A sync call's own requests block on the sync client; an async one made on its
-    private loop (a tool awaiting a sub-evaluation) is closed before that loop is."""
+def test_an_async_evaluation_inside_a_sync_one_shares_the_portals_client() -> None:
+    """An async tool awaiting a sub-evaluation under `evaluate()` runs on the portal too:
+    the same client, kept for the next call."""
     maker = Maker()
     pool = ClientPool(maker)
 
@@ -101,10 +116,11 @@ def test_an_async_client_made_on_a_private_loop_is_closed_with_it() -> None:
         (blocking, _), (spawned, _) = pool.get(blocking=True), pool.get(blocking=False)
         return blocking, spawned
 
-    blocking, spawned = run_sync(evaluate_like())
-    assert spawned.closed
+    blocking, spawned = portal().call(evaluate_like())
+    assert blocking is spawned
     assert not blocking.closed
-    assert pool.open_clients == 1  # the sync client, kept for the next call
+    assert pool.open_clients == 1
+    pool.close_sync()
 
 
 def test_an_async_client_on_the_callers_loop_waits_for_aclose() -> None:
@@ -134,9 +150,10 @@ def test_prepare_makes_the_client_the_first_request_then_uses() -> None:
     made, used = asyncio.run(prepare_then_get())
     assert made is not None
     assert used is made
-    pool.prepare(sync=True)
+    pool.prepare(sync=True)  # the portal's client
     assert pool.held(sync=True) is maker.made[-1][1]
-    assert [sync for sync, _ in maker.made] == [False, True]
+    assert [sync for sync, _ in maker.made] == [False, False]
+    pool.close_sync()
 
 
 def test_prepare_leaves_a_client_that_cannot_be_made_to_the_first_request() -> None:
@@ -146,14 +163,14 @@ def test_prepare_leaves_a_client_that_cannot_be_made_to_the_first_request() -> N
     pool = ClientPool(refuse)
     pool.prepare(sync=True)  # nothing to report yet: no request was asked for
     with pytest.raises(ConfigurationError, match="TEST_KEY"):
-        run_sync(get_twice(pool, blocking=True))
+        portal().call(get_twice(pool, blocking=True))
 
 
 def test_a_given_sync_client_serves_every_call_and_is_never_made_or_closed() -> None:
     maker = Maker()
     given = SyncClient()
     pool = ClientPool(maker, given=given)
-    blocking, _ = run_sync(get_twice(pool, blocking=True))
+    blocking, _ = portal().call(get_twice(pool, blocking=True))
     on_a_loop, _ = asyncio.run(get_twice(pool, blocking=False))
     assert blocking == (given, True)
     assert on_a_loop == (given, True)  # the transport runs it off the loop
@@ -169,7 +186,7 @@ def test_a_given_async_client_is_refused_to_a_sync_call_with_the_reason() -> Non
     given = AsyncClient()
     pool = ClientPool(Maker(), given=given, given_is_async=True, describe="test client")
     with pytest.raises(ConfigurationError, match="async test client") as info:
-        run_sync(get_twice(pool, blocking=True))
+        portal().call(get_twice(pool, blocking=True))
     assert info.value.option == "client"
     assert "evaluate_async()" in str(info.value)
     got, _ = asyncio.run(get_twice(pool, blocking=False))
@@ -239,14 +256,19 @@ async def test_entering_a_fallback_opens_every_adapters_client(
     assert first._clients.open_clients == second._clients.open_clients == 0
 
 
-async def test_entering_an_adapter_without_a_key_fails_its_first_request_as_before(
+async def test_a_key_gone_after_the_adapter_was_made_fails_its_request_as_itself(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    async with create_adapter("openai:gpt-4.1") as adapter:
-        with pytest.raises(PromptEvaluationError, match="OPENAI_API_KEY") as info:
-            await adapter.evaluate_async(HELLO, session=Session())
-    assert info.value.phase == "request"
+    """A `ConfigurationError`, not wrapped into `PromptEvaluationError(phase="request")`:
+    `except ConfigurationError` catches it, at the first request as at construction."""
+    monkeypatch.setenv("OPENAI_API_KEY", "set-when-built")
+    adapter = create_adapter("openai:gpt-4.1", base_url=None)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(ConfigurationError, match="OPENAI_API_KEY") as info:
+        await adapter.evaluate_async(HELLO, session=Session())
+    await adapter.aclose()
+    assert type(info.value) is ConfigurationError
+    assert info.value.option == "api_key"
 
 
 def test_a_client_passed_in_is_left_open() -> None:
@@ -269,7 +291,7 @@ def test_evaluate_inside_a_running_loop_closes_what_it_opened(
         return adapter.evaluate(HELLO, session=Session()).text  # Jupyter-style call
 
     assert asyncio.run(notebook_cell()) == "ok"
-    assert adapter._clients.open_clients == 1  # the sync client only: no loop-bound one
+    assert adapter._clients.open_clients == 1  # the portal's only: none for the cell's loop
     adapter.close()
     assert adapter._clients.open_clients == 0
 

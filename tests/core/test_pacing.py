@@ -125,7 +125,7 @@ async def test_a_throttle_without_retry_after_holds_briefly() -> None:
 
 async def test_a_retry_after_may_come_as_a_timedelta() -> None:
     pacer, clock = fake_pacer()
-    await pacer.on_throttle(Permit(clock.now), timedelta(milliseconds=250))
+    await pacer.on_throttle(Permit(clock.now), timedelta(milliseconds=250), limit_reached=True)
     await pacer.acquire()
     assert clock.now == pytest.approx(100.25)
 
@@ -138,6 +138,36 @@ async def test_a_lone_throttle_holds_everyone_and_then_lets_them_all_go() -> Non
     assert all(permit is not None for permit in releases)
     assert clock.now == pytest.approx(142.0)  # all three at the end of the hold
     assert pacer.idle
+
+
+async def test_a_stray_throttle_holds_nobody() -> None:
+    pacer, clock = fake_pacer()
+    await throttle(pacer, clock, 42.0, limit_reached=False)  # nothing confirms a limit
+    assert pacer.idle
+    assert await pacer.acquire() is not None
+    assert clock.slept == []  # the others go on; its own request waits in the retry policy
+
+
+async def test_throttles_close_together_confirm_a_limit_and_hold_everyone() -> None:
+    pacer, clock = fake_pacer()
+    for _ in range(2):
+        await throttle(pacer, clock, 42.0, limit_reached=False)
+        assert pacer.idle
+    await throttle(pacer, clock, 42.0, limit_reached=False)  # the third in a row: a limit
+    assert not pacer.idle
+    await pacer.acquire()
+    assert clock.now == pytest.approx(142.0)
+
+
+async def test_a_throttle_while_pacing_holds_everyone() -> None:
+    pacer, clock = fake_pacer()
+    await pacer.on_response(Permit(clock.now), BUCKET_EMPTY)  # the headers set a pace
+    permit = await pacer.acquire()
+    assert permit is not None
+    started = clock.now
+    await pacer.on_throttle(permit, 0.5)  # the limit the pace follows: no stray
+    await pacer.acquire()
+    assert clock.now >= started + 0.5
 
 
 async def test_acquire_never_sleeps_past_the_deadline() -> None:
@@ -188,7 +218,7 @@ async def test_paced_successes_without_headers_probe_until_pacing_stops() -> Non
 def test_one_pacer_serves_several_threads_and_event_loops() -> None:
     pacer = RequestPacer()
     started = time.monotonic()
-    asyncio.run(pacer.on_throttle(Permit(started), 0.05))
+    asyncio.run(pacer.on_throttle(Permit(started), 0.05, limit_reached=True))
     assert on_threads(lambda: asyncio.run(pacer.acquire()), timeout=5) == []
     assert time.monotonic() - started >= 0.05
 
@@ -243,19 +273,48 @@ def learner_after(answers: str, *, gap: float = 0.01) -> PaceLearner:
     return learner
 
 
-def test_a_429_whose_wait_no_refill_could_explain_is_a_stray() -> None:
+def test_a_429_nothing_confirms_changes_nothing_for_the_others() -> None:
+    # a provider granting a success every 10 ms refuses one request: the answer names no
+    # limit, the adapter is not pacing, the 429s before it were long ago
+    learner = learner_after("s" * 20)
+    assert learner.throttled(Permit(1.0), 0.05, 1.0, 0.0).empty
+    assert learner.throttled(Permit(1.0), None, 1.0, 0.0).empty
+    for _ in range(20):
+        learner.answered(Permit(1.0), None, 1.0, 0.0)
+    assert learner.throttled(Permit(1.0), 0.05, 1.0, 0.0).empty  # forgotten: a stray again
+
+
+def test_what_confirms_a_limit() -> None:
+    said = learner_after("s" * 20)  # the answer said so (headers at 0, a body naming it)
+    assert effect(said.throttled(Permit(1.0), 0.05, 1.0, 0.0, limit_reached=True)) == (
+        0.05,
+        1.0,
+        0.0,
+    )
+    pacing = learner_after("s" * 20)  # the pace follows a limit already
+    assert pacing.throttled(Permit(1.0), 0.05, 1.0, 0.01).hold == 0.05
+    close = learner_after("s" * 20)  # three in a row, or three in four answers
+    assert close.throttled(Permit(1.0), 0.05, 1.0, 0.0).empty
+    close.answered(Permit(1.0), None, 1.0, 0.0)
+    assert close.throttled(Permit(1.0), 0.05, 1.0, 0.0).empty
+    assert close.throttled(Permit(1.0), 0.05, 1.0, 0.0).hold == 0.05
+
+
+def test_a_429_whose_wait_no_refill_could_explain_holds_but_never_paces() -> None:
     # the provider has granted a success every 10 ms; a 429 asking for 50 ms cannot be
-    # its next refill: it holds everyone, and never slows the pace, however frequent
+    # its next refill: confirmed, it holds everyone, and never slows the pace
     learner = learner_after("s" * 20)
     for _ in range(5):
-        assert effect(learner.throttled(Permit(1.0), 0.05, 1.0, 0.0)) == (0.05, 1.0, 0.0)
+        change = learner.throttled(Permit(1.0), 0.05, 1.0, 0.0, limit_reached=True)
+        assert effect(change) == (0.05, 1.0, 0.0)
     assert effect(learner.throttled(Permit(1.0), 0.05, 1.0, 0.01)) == (0.05, 1.0, 0.0)
 
 
 def test_a_rare_429_only_holds_and_frequent_ones_start_the_pace() -> None:
     learner = learner_after("s" * 20)
-    assert effect(learner.throttled(Permit(1.0), 0.008, 1.0, 0.0)) == (0.008, 1.0, 0.0)
-    second = learner.throttled(Permit(1.0), 0.006, 1.0, 0.0)
+    first = learner.throttled(Permit(1.0), 0.008, 1.0, 0.0, limit_reached=True)
+    assert effect(first) == (0.008, 1.0, 0.0)
+    second = learner.throttled(Permit(1.0), 0.006, 1.0, 0.0, limit_reached=True)
     # it starts at the longest recent wait (about one refill: a 429's wait is the time
     # left to the next one, anywhere in it)
     assert effect(second) == (0.006, 1.0, pytest.approx(0.008 * (1 - 1 / 8)))
@@ -264,17 +323,19 @@ def test_a_rare_429_only_holds_and_frequent_ones_start_the_pace() -> None:
 
 def test_pacing_never_starts_slower_than_the_provider_has_been_answering() -> None:
     learner = learner_after("sssstt", gap=0.004)  # a success every 4 ms, two 429s
-    change = learner.throttled(Permit(1.0), 0.004, 1.0, 0.0)
+    change = learner.throttled(Permit(1.0), 0.004, 1.0, 0.0)  # the third: confirmed
     assert change.floor == pytest.approx(0.004)
     cold = PaceLearner()  # nothing answered yet: the retry-after is all there is
-    cold.throttled(Permit(0.0), 0.01, 0.0, 0.0)
-    assert cold.throttled(Permit(0.0), 0.01, 0.0, 0.0).floor == pytest.approx(0.01)
+    cold.throttled(Permit(0.0), 0.01, 0.0, 0.0, limit_reached=True)
+    second = cold.throttled(Permit(0.0), 0.01, 0.0, 0.0, limit_reached=True)
+    assert second.floor == pytest.approx(0.01)
 
 
 def test_a_long_retry_after_spaces_requests_at_most_a_second_apart() -> None:
     learner = PaceLearner()
-    learner.throttled(Permit(0.0), 42.0, 0.0, 0.0)
-    assert effect(learner.throttled(Permit(0.0), 42.0, 0.0, 0.0)) == (42.0, 1.0, 1.0)
+    learner.throttled(Permit(0.0), 42.0, 0.0, 0.0, limit_reached=True)
+    change = learner.throttled(Permit(0.0), 42.0, 0.0, 0.0, limit_reached=True)
+    assert effect(change) == (42.0, 1.0, 1.0)
 
 
 def test_a_paced_429_backs_off_once_per_round() -> None:
@@ -289,8 +350,10 @@ def test_a_paced_429_backs_off_once_per_round() -> None:
 
 def test_a_429_that_does_not_say_how_long_slows_the_pace_only_when_frequent() -> None:
     learner = learner_after("s" * 20)
-    assert effect(learner.throttled(Permit(1.0), None, 1.0, 0.0)) == (0.5, 1.0, 0.0)
-    assert effect(learner.throttled(Permit(1.0), None, 1.0, 0.0)) == (0.5, 1.0, 0.01)
+    first = learner.throttled(Permit(1.0), None, 1.0, 0.0, limit_reached=True)
+    assert effect(first) == (0.5, 1.0, 0.0)
+    second = learner.throttled(Permit(1.0), None, 1.0, 0.0, limit_reached=True)
+    assert effect(second) == (0.5, 1.0, 0.01)
 
 
 def test_only_paced_successes_without_headers_probe() -> None:

@@ -11,9 +11,15 @@ import asyncio
 import random
 import statistics
 
+import pytest
+
 from tests.helpers.throttling import run_jobs, virtual_time_loop, work_through
 from wink.core.foundation.errors import ThrottleDetails, ThrottleError
-from wink.core.throttling.headers import rate_limit_info_from_headers, retry_after_from_headers
+from wink.core.throttling.headers import (
+    allowance_spent,
+    rate_limit_info_from_headers,
+    retry_after_from_headers,
+)
 from wink.core.throttling.pace_store import MemoryStore
 from wink.core.throttling.pacing import RequestPacer
 from wink.core.throttling.retry import RetryPolicy
@@ -43,8 +49,11 @@ def bucket_run(
     seed: int = 7,
     rate: float = 100.0,
     pacer_seen: list[RequestPacer] | None = None,
+    named: bool = False,
 ) -> tuple[float, int, int]:
-    """(wall time, 429s, failed requests), 1 to 1.5 ms each way."""
+    """(wall time, 429s, failed requests), 1 to 1.5 ms each way. `named`: each 429
+    names the limit (as the emulator's and OpenAI's bodies do); else only its headers,
+    if any, and the 429s around it confirm the limit."""
     with virtual_time_loop(seed) as loop:
         bucket = TokenBucket(RateLimit(rate, burst=1, headers=headers), now=loop.time())
         throttled = 0
@@ -63,8 +72,9 @@ def bucket_run(
                 throttled += 1
                 sent |= retry_headers(Fault.rate_limit(rate.retry_after, header_style="both"))
                 retry_after = retry_after_from_headers(sent, openai.RATE_LIMIT_HEADERS)
+                said = named or allowance_spent(sent, openai.RATE_LIMIT_HEADERS)
                 if permit is not None:
-                    await pacer.on_throttle(permit, retry_after)
+                    await pacer.on_throttle(permit, retry_after, limit_reached=said)
                 raise refused(retry_after)
             if permit is not None:
                 info = rate_limit_info_from_headers(sent, openai.RATE_LIMIT_HEADERS)
@@ -77,8 +87,9 @@ def bucket_run(
         return wall, throttled, failed
 
 
-def test_pacing_from_429s_alone_is_near_ideal_with_few_throttles() -> None:
-    wall, throttles, failed = bucket_run(headers=False)
+@pytest.mark.parametrize("named", [True, False], ids=["body-names-the-limit", "bare-429s"])
+def test_pacing_from_429s_alone_is_near_ideal_with_few_throttles(named: bool) -> None:
+    wall, throttles, failed = bucket_run(headers=False, named=named)
     assert failed == 0
     assert wall <= 1.2 * IDEAL
     assert throttles <= 15
@@ -109,18 +120,19 @@ def test_the_simulations_are_deterministic() -> None:
 
 def stray_run(
     *, share: float = 0.05, retry_after: float | None = 0.05, seed: int = 7
-) -> tuple[float, int, float]:
-    """(wall time, 429s, the interval at the end) for 200 tool loops (two requests each),
-    100 at a time, after as many to warm up, against a server that answers one request
-    at a time in 2.5 ms and refuses `share` of them at random with a 429."""
+) -> tuple[float, int, float, int]:
+    """(wall time, 429s, the interval at the end, 429s that held everyone) for 200 tool
+    loops (two requests each), 100 at a time, after as many to warm up, against a server
+    that answers one request at a time in 2.5 ms and refuses `share` of them at random
+    with a 429 that names no limit."""
     with virtual_time_loop(seed) as loop:
         pacer = RequestPacer(clock=loop.time)
         dice = random.Random(seed)
         server = asyncio.Lock()
-        throttled = 0
+        throttled = held = 0
 
         async def request() -> None:
-            nonlocal throttled
+            nonlocal throttled, held
             permit = await pacer.acquire()
             assert permit is not None
             async with server:
@@ -129,6 +141,7 @@ def stray_run(
             if dice.random() < share:
                 throttled += 1
                 await pacer.on_throttle(permit, retry_after)
+                held += not pacer.idle
                 raise refused(retry_after)
             await pacer.on_response(permit, None)
 
@@ -145,21 +158,24 @@ def stray_run(
             return loop.time() - started
 
         loop.run_until_complete(tool_loops(100))
-        throttled = 0
-        return loop.run_until_complete(tool_loops(200)), throttled, pacer.interval
+        throttled = held = 0
+        return loop.run_until_complete(tool_loops(200)), throttled, pacer.interval, held
 
 
-def test_stray_429s_hold_but_never_slow_the_pace() -> None:
-    clean, _, _ = stray_run(share=0.0)
-    wall, throttles, interval = stray_run()
+def test_stray_429s_neither_hold_nor_slow_the_others() -> None:
+    clean, *_ = stray_run(share=0.0)
+    wall, throttles, interval, held = stray_run()
     assert throttles >= 15  # 5% of about 420 requests
-    assert interval == 0.0  # never paced...
-    assert wall <= 1.25 * clean  # ...only held, 50 ms at a time
+    # each cost its own request its 50 ms, nobody else's (three that come close together
+    # by chance are taken for a limit: twice in this run, where holding each was 23)...
+    assert held <= 2
+    assert interval == 0.0  # ...and the pace never slowed
+    assert wall <= 1.1 * clean
 
 
 def test_stray_429s_that_ask_for_less_than_a_refill_only_pace_faster_than_the_server() -> None:
-    clean, _, _ = stray_run(share=0.0)
-    wall, _, interval = stray_run(retry_after=0.001)
+    clean, *_ = stray_run(share=0.0)
+    wall, _, interval, _ = stray_run(retry_after=0.001)
     assert interval < 0.0025  # if it paces at all, faster than the server answers
     assert wall <= 1.25 * clean
 
@@ -217,9 +233,10 @@ def test_a_burst_of_streams_opens_at_once_when_heads_report_success() -> None:
 # --- a fleet: four pacers sharing one store (as through Redis), against one bucket
 
 
-def fleet_run(*, shared: bool, seed: int = 7) -> tuple[float, int, int]:
+def fleet_run(*, shared: bool, seed: int = 7, named: bool = True) -> tuple[float, int, int]:
     """(wall time, 429s, failed) for 4 pacers x 75 requests, 50 at a time each, a cold
-    start of 1 each (as `RedisLimiter`), 1 to 3 ms each way, 100/s burst 1 headerless."""
+    start of 1 each (as `RedisLimiter`), 1 to 3 ms each way, 100/s burst 1 headerless.
+    `named`: each 429's body names the limit; else only the 429s around it confirm it."""
     with virtual_time_loop(seed) as loop:
         bucket = TokenBucket(RateLimit(100.0, burst=1, headers=False), now=loop.time())
         store = MemoryStore(loop.time)
@@ -241,7 +258,7 @@ def fleet_run(*, shared: bool, seed: int = 7) -> tuple[float, int, int]:
                 await asyncio.sleep(0.001 + network.random() * 0.002)
                 if rate.retry_after is not None:
                     throttled += 1
-                    await pacer.on_throttle(permit, rate.retry_after)
+                    await pacer.on_throttle(permit, rate.retry_after, limit_reached=named)
                     raise refused(rate.retry_after)
                 await pacer.on_response(permit, None)
 
@@ -255,9 +272,10 @@ def fleet_run(*, shared: bool, seed: int = 7) -> tuple[float, int, int]:
         return wall, throttled, failed
 
 
-def test_a_fleet_sharing_one_store_paces_as_one() -> None:
-    wall, throttles, failed = fleet_run(shared=True)
-    alone_wall, alone_throttles, alone_failed = fleet_run(shared=False)
+@pytest.mark.parametrize("named", [True, False], ids=["body-names-the-limit", "bare-429s"])
+def test_a_fleet_sharing_one_store_paces_as_one(named: bool) -> None:
+    wall, throttles, failed = fleet_run(shared=True, named=named)
+    alone_wall, alone_throttles, alone_failed = fleet_run(shared=False, named=named)
     assert failed == alone_failed == 0
     assert wall <= 1.25 * IDEAL
     assert throttles <= 0.2 * alone_throttles

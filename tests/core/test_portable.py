@@ -6,6 +6,7 @@ from __future__ import annotations
 from wink.core.foundation.messages import (
     AssistantMessage,
     Message,
+    ModelResponse,
     NativeOutput,
     ThinkingPart,
     ToolCall,
@@ -15,6 +16,7 @@ from wink.core.foundation.messages import (
 from wink.core.foundation.portable import (
     PORTABLE_CALL_IDS,
     CallIdRules,
+    distinct_call_ids,
     is_foreign,
     portable_messages,
 )
@@ -101,3 +103,29 @@ def test_a_foreign_turn_with_nothing_portable_is_left_out() -> None:
     assert [type(m).__name__ for m in out] == ["UserMessage", "AssistantMessage"]
     assert isinstance(out[1], AssistantMessage)
     assert out[1].text == "Done."
+
+
+def test_a_model_s_repeated_call_ids_are_made_distinct_in_order() -> None:
+    long_id = "c" * 39
+    earlier = AssistantMessage(None, (ToolCall("a", "w", {}),), origin=HERE)
+    answer = ModelResponse(
+        None,
+        (
+            ToolCall("a", "w", {"n": 1}),  # an id of an earlier turn
+            ToolCall("b", "w", {"n": 2}),
+            ToolCall("b", "w", {"n": 3}),
+            ToolCall("b_2", "w", {"n": 4}),  # its own id taken by the rename before it
+            ToolCall(long_id, "w", {}),
+            ToolCall(long_id, "w", {}),  # past 40 characters: a digest
+        ),
+    )
+    renamed = distinct_call_ids(answer, [UserMessage("Hi"), earlier])
+    ids = [call.id for call in renamed.tool_calls]
+    assert ids[:4] == ["a_2", "b", "b_2", "b_2_2"]
+    assert ids[4] == long_id
+    assert ids[5].startswith("call_")
+    assert len(ids[5]) == 29
+    assert [call.arguments for call in renamed.tool_calls][:4] == [{"n": n} for n in range(1, 5)]
+    assert distinct_call_ids(answer, [UserMessage("Hi"), earlier]) == renamed  # stable
+    unique = ModelResponse(None, (ToolCall("x", "w", {}),))
+    assert distinct_call_ids(unique, [earlier]) is unique

@@ -193,8 +193,8 @@ def test_sections_normalize_sequences_to_tuples() -> None:
 
 
 def test_section_contents_are_checked() -> None:
-    with pytest.raises(PromptValidationError, match="Tool instances"):
-        section("intro", tools=[search])  # type: ignore[list-item]
+    with pytest.raises(PromptValidationError, match="Tool instances or functions, got an int"):
+        section("intro", tools=[42])  # type: ignore[list-item]
     with pytest.raises(PromptValidationError, match="MarkdownSection instances"):
         section("intro", children=["text"])  # type: ignore[list-item]
 
@@ -287,8 +287,8 @@ def test_sections_may_come_from_any_iterable() -> None:
 @pytest.mark.parametrize("field", ["title", "template", "summary"])
 @pytest.mark.parametrize("value", [None, 3, b"bytes", ["x"]])
 def test_section_texts_must_be_strings(field: str, value: Any) -> None:
-    if field == "summary" and value is None:
-        return  # no summary: a valid section
+    if field in ("summary", "title") and value is None:
+        return  # no summary, no title (no heading): a valid section
     arguments: dict[str, Any] = {"key": "a", "title": "A", "template": "t", field: value}
     with pytest.raises(PromptValidationError, match=f"section {field} must be a string, got"):
         MarkdownSection(**arguments)
@@ -706,3 +706,36 @@ def test_parse_output_raises_pydantic_errors(text: str) -> None:
 
 def test_parse_output_accepts_any_type() -> None:
     assert parse_output(list[int], "[1, 2]") == [1, 2]
+
+
+def test_a_literal_section_is_sent_as_written() -> None:
+    with pytest.raises(PromptValidationError, match="malformed placeholder"):
+        MarkdownSection(key="q", template="Costs ${x} and $")
+    rules = MarkdownSection(key="rules", title="Rules", template="Be brief.")
+    literal = MarkdownSection(key="question", template="  Costs ${x} and $ {y}\n", literal=True)
+    prompt = Prompt(name="mixed", sections=[rules, literal])
+    assert prompt.render().text == "## Rules\n\nBe brief.\n\n  Costs ${x} and $ {y}\n"
+    assert literal.placeholders == ()
+
+
+def test_a_section_without_a_title_has_no_heading() -> None:
+    untitled = MarkdownSection(
+        key="q",
+        template="Just ${word}.",
+        children=[MarkdownSection(key="sub", title="Sub", template="Below.")],
+    )
+    rendered = Prompt(name="u", sections=[untitled]).bind(Word("this")).render()
+    assert rendered.text == "Just this.\n\n### Sub\n\nBelow."
+
+
+def test_a_prompt_from_text_is_one_literal_turn() -> None:
+    prompt = Prompt.from_text("What is $5 + {x}?", instructions="Answer with ${nothing}.")
+    rendered = prompt.render()
+    assert rendered.text == "What is $5 + {x}?"
+    assert rendered.instructions == "Answer with ${nothing}."
+    assert prompt.name == "prompt"
+
+
+@dataclass(frozen=True)
+class Word:
+    word: str

@@ -123,7 +123,7 @@ async def test_an_answer_is_returned_and_its_rate_limit_paces_what_follows() -> 
 
 async def test_a_rate_limit_opens_the_window_no_longer_than_the_policy_waits() -> None:
     pacer, clock = fake_pacer()
-    asked_a_day = throttled(retry_after=86400.0)
+    asked_a_day = throttled(retry_after=86400.0, limit_reached=True)
     calls: list[ModelRequest] = []
     policy = RetryPolicy(max_retry_after=2.0)
     with pytest.raises(ThrottleError) as info:
@@ -131,6 +131,16 @@ async def test_a_rate_limit_opens_the_window_no_longer_than_the_policy_waits() -
     assert info.value is asked_a_day  # raised as it came: the loop decides on retries
     await pacer.acquire()
     assert clock.now == pytest.approx(100.0 + 2.0)
+
+
+async def test_a_rate_limit_no_answer_confirms_holds_only_its_own_request() -> None:
+    pacer, clock = fake_pacer()
+    stray = throttled(retry_after=5.0)  # neither a header at 0 nor a body naming a limit
+    with pytest.raises(ThrottleError):
+        await runner(answering(stray, []), pacer).request(request())
+    assert pacer.idle
+    await pacer.acquire()
+    assert clock.slept == []  # the next request goes at once
 
 
 @pytest.mark.parametrize("kind", ["overloaded", "timeout", "quota_exhausted"])

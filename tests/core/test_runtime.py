@@ -1,117 +1,46 @@
-"""The sync/async bridge (`wink.core.foundation.runtime`): a private loop per sync call,
-nothing left open per thread or loop, clean tracebacks; through real adapters and SDKs
-where it matters.
-The client pool and the runner have test_clients.py and test_runner.py."""
+"""The sync entry points' runtime (`wink.core.foundation.runtime`): one event loop per
+process (the portal) for every sync call, sync tools always on worker threads, clean
+interrupts, exits and forks; through real adapters and SDKs where it matters.
+The client pool and the runner have test_clients.py and test_runner.py; Redis has
+tests/fleet/test_redis_limiter.py."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import gc
+import logging
+import multiprocessing
 import os
+import sqlite3
 import threading
 import traceback
 import warnings
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from tests.helpers.adapters import make_adapter
 from tests.helpers.prompts import HELLO, make_prompt
 from wink import (
+    ConfigurationError,
+    Deadline,
+    DeadlineExceededError,
     MarkdownSection,
     Prompt,
     Session,
+    TextDelta,
     ThrottleError,
     Tool,
     ToolContext,
     ToolResult,
 )
-from wink.core.foundation import runtime
-from wink.core.foundation.runtime import run_in_thread, run_sync
+from wink.core.foundation.runtime import portal, run_in_thread
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, final
-
-# --- a private loop per sync call
-
-
-def test_a_sync_call_runs_on_a_private_loop_handed_on_clean() -> None:
-    """The loop of a finished call runs nothing and waits for the next call; calls at
-    once get loops of their own; at most `_IDLE_LOOPS` wait, the rest are closed."""
-    loops: list[asyncio.AbstractEventLoop] = []
-
-    async def probe() -> None:
-        loops.append(asyncio.get_running_loop())
-
-    run_sync(probe())
-    run_sync(probe())
-    first, second = loops
-    assert first is second  # kept for the next call
-    assert not first.is_running()
-    assert not first.is_closed()
-    assert not asyncio.all_tasks(first)
-    assert not runtime.owns_loop(first)  # nobody's between calls: no client binds to it
-
-    held = threading.Barrier(runtime._IDLE_LOOPS + 2)
-
-    async def hold() -> None:
-        loops.append(asyncio.get_running_loop())
-        await asyncio.to_thread(held.wait)
-
-    threads = [
-        threading.Thread(target=run_sync, args=(hold(),)) for _ in range(runtime._IDLE_LOOPS + 2)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    at_once = loops[2:]
-    assert len({id(loop) for loop in at_once}) == len(at_once)  # one loop each
-    assert sum(not loop.is_closed() for loop in at_once) == runtime._IDLE_LOOPS
-    runtime._close_idle_loops()  # what happens at exit
-    assert all(loop.is_closed() for loop in at_once)
-
-
-def test_what_a_sync_call_leaves_running_is_cancelled() -> None:
-    cancelled = threading.Event()
-
-    async def linger() -> None:
-        try:
-            await asyncio.sleep(3600)
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-
-    async def main() -> str:
-        asyncio.get_running_loop().create_task(linger())
-        await asyncio.sleep(0)
-        return "done"
-
-    assert run_sync(main()) == "done"
-    assert cancelled.is_set()
-
-
-def test_an_interrupted_sync_call_is_cancelled_and_cleaned_up() -> None:
-    cleaned = threading.Event()
-
-    async def interrupted() -> None:
-        try:
-            await asyncio.sleep(0)
-            raise KeyboardInterrupt
-        finally:
-            cleaned.set()
-
-    loops: list[asyncio.AbstractEventLoop] = []
-
-    async def noted() -> None:
-        loops.append(asyncio.get_running_loop())
-        await interrupted()
-
-    with pytest.raises(KeyboardInterrupt):
-        run_sync(noted())
-    assert cleaned.is_set()
-    assert loops[0].is_closed()  # a loop an interrupt went through is not used again
 
 
 @dataclass(frozen=True)
@@ -119,11 +48,37 @@ class Fan:
     count: int
 
 
+def prompt_with(*tools: Tool[Any, Any]) -> Prompt[Any]:
+    return Prompt(
+        name="p",
+        sections=[MarkdownSection(key="t", title="T", template="Go.", tools=list(tools))],
+    )
+
+
+# --- one loop for every sync call
+
+
+def test_every_sync_call_runs_on_the_one_portal_loop_on_a_thread_of_its_own() -> None:
+    seen: list[tuple[asyncio.AbstractEventLoop, str]] = []
+
+    async def probe() -> None:
+        seen.append((asyncio.get_running_loop(), threading.current_thread().name))
+
+    portal().call(probe())
+    thread = threading.Thread(target=portal().call, args=(probe(),))
+    thread.start()
+    thread.join()
+    (first, name), (second, _) = seen
+    assert first is second
+    assert name == "wink-loop"
+    assert first.is_running()  # it lives on between calls
+
+
 def test_sub_evaluations_gathered_in_a_tool_run_concurrently_under_evaluate(
     ok_emulator: ProviderEmulator,
 ) -> None:
-    """An async tool that gathers evaluations gets an async client on the private loop,
-    so they overlap; it is closed with the loop."""
+    """An async tool that gathers evaluations runs on the portal, and so do they: they
+    overlap, on the same client as the outer evaluation."""
     adapter = make_adapter("openai", ok_emulator)
     clients: list[object] = []
 
@@ -143,21 +98,29 @@ def test_sub_evaluations_gathered_in_a_tool_run_concurrently_under_evaluate(
             Turn.text("done"),
         ]
     )
-    prompt = Prompt(
-        name="fan",
-        sections=[
-            MarkdownSection(
-                key="t",
-                title="T",
-                template="Fan out.",
-                tools=[Tool(name="fan_out", description="Fan out", handler=fan_out)],
-            )
-        ],
-    )
-    assert adapter.evaluate(prompt, session=Session()).text == "done"
-    assert len({id(client) for client in clients}) == 1  # one async client, shared
-    assert clients[0] is not adapter._clients.held(sync=True)
-    assert adapter._clients.open_clients == 1  # the async one closed with its loop
+    tool = Tool(name="fan_out", description="Fan out", handler=fan_out)
+    assert adapter.evaluate(prompt_with(tool), session=Session()).text == "done"
+    assert len({id(client) for client in clients}) == 1
+    assert clients[0] is adapter._clients.held(sync=True)
+    assert adapter._clients.open_clients == 1
+    adapter.close()
+    assert adapter._clients.open_clients == 0
+
+
+def test_a_sync_call_from_an_async_tool_of_a_sync_evaluation_is_refused_not_deadlocked(
+    ok_emulator: ProviderEmulator,
+) -> None:
+    adapter = make_adapter("openai", ok_emulator)
+
+    async def nested(params: Fan, *, context: ToolContext) -> ToolResult[str]:
+        return ToolResult.ok(adapter.evaluate(HELLO, session=Session()).text or "")
+
+    ok_emulator.set_script([Turn.tool_calls(EmulatedToolCall("nested", {"count": 1}))])
+    tool = Tool(name="nested", description="Nested", handler=nested)
+    response = adapter.evaluate(prompt_with(tool), session=Session())
+    (invoked,) = response.tool_invocations
+    assert isinstance(invoked.error, ConfigurationError)
+    assert "await its async form there" in str(invoked.error)
     adapter.close()
 
 
@@ -170,7 +133,7 @@ def _open_fds() -> int:
 
 def test_a_thread_per_call_leaves_no_loop_or_socket_behind(ok_emulator: ProviderEmulator) -> None:
     adapter = make_adapter("openai", ok_emulator)
-    adapter.evaluate(HELLO, session=Session())  # warm: the one sync client and its pool
+    adapter.evaluate(HELLO, session=Session())  # warm: the portal's client and its pool
     gc.collect()
     before = _open_fds()
     with warnings.catch_warnings():
@@ -180,11 +143,33 @@ def test_a_thread_per_call_leaves_no_loop_or_socket_behind(ok_emulator: Provider
             thread.start()
             thread.join()
         gc.collect()
-    assert _open_fds() <= before + 2  # was ~40 descriptors per 200 calls
+    assert _open_fds() <= before + 2
     adapter.close()
 
 
-# --- clean tracebacks
+def test_twenty_sync_evaluations_share_one_http_connection(ok_emulator: ProviderEmulator) -> None:
+    adapter = make_adapter("anthropic", ok_emulator)
+    open_after: set[int] = set()
+    for _ in range(20):
+        adapter.evaluate(HELLO, session=Session())
+        open_after.add(ok_emulator.open_connections)
+    assert open_after == {1}  # one pool, its one keep-alive connection reused
+    adapter.close()
+    assert wait_for(lambda: ok_emulator.open_connections == 0)
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
+    import time
+
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+# --- clean tracebacks, the deadline
 
 
 def test_a_sync_failure_has_a_clean_traceback(ok_emulator: ProviderEmulator) -> None:
@@ -195,6 +180,17 @@ def test_a_sync_failure_has_a_clean_traceback(ok_emulator: ProviderEmulator) -> 
     text = "".join(traceback.format_exception(info.value))
     assert "no running event loop" not in text
     assert "During handling of the above exception" not in text
+    adapter.close()
+
+
+def test_a_deadline_cuts_a_sync_call_and_the_portal_serves_the_next(
+    ok_emulator: ProviderEmulator,
+) -> None:
+    adapter = make_adapter("anthropic", ok_emulator)
+    ok_emulator.inject(Fault.latency(5.0))
+    with pytest.raises(DeadlineExceededError):
+        adapter.evaluate(HELLO, session=Session(), deadline=Deadline.after(0.2))
+    assert adapter.evaluate(HELLO, session=Session()).text == "ok"
     adapter.close()
 
 
@@ -224,7 +220,17 @@ def test_run_in_thread_runs_on_a_wink_worker_with_the_callers_context() -> None:
     assert seen == "the caller"
 
 
-def test_closing_a_private_loop_does_not_wait_for_a_thread_nobody_waits_for() -> None:
+def test_a_sync_call_carries_the_callers_context() -> None:
+    where: ContextVar[str] = ContextVar("where", default="unset")
+
+    async def read() -> str:
+        return where.get()
+
+    where.set("the caller")
+    assert portal().call(read()) == "the caller"
+
+
+def test_a_sync_call_returns_while_a_thread_nobody_waits_for_runs_on() -> None:
     """A sync tool that outlived the deadline finishes in the background; `evaluate()`
     returns at the deadline, not when the tool is done."""
     release, finished = threading.Event(), threading.Event()
@@ -238,48 +244,154 @@ def test_closing_a_private_loop_does_not_wait_for_a_thread_nobody_waits_for() ->
             async with asyncio.timeout(0.05):
                 await run_in_thread(blocked)
 
-    run_sync(give_up_early())
-    assert not finished.is_set()  # run_sync returned while the thread was still blocked
+    portal().call(give_up_early())
+    assert not finished.is_set()
     release.set()
     assert finished.wait(5)
 
 
-# --- where a sync tool runs
+# --- where a sync tool runs: one place, whatever the call's shape
 
 
-def test_a_sync_tool_under_evaluate_runs_on_the_callers_thread_with_no_loop_running(
+def test_a_sync_tool_with_a_thread_bound_resource_behaves_the_same_on_every_path(
     ok_emulator: ProviderEmulator,
 ) -> None:
-    """No thread hop, and no event loop on that thread while it runs: a tool may start
-    one of its own (`asyncio.run`), as it may under `evaluate_async` on a worker thread."""
-    seen: list[tuple[int, str]] = []
-
-    async def inner() -> str:
-        await asyncio.sleep(0)
-        return "from asyncio.run"
+    """One call or two in a round, a deadline or none, sync or async: a sync tool runs
+    on a wink worker thread, never the caller's, never with a loop running there. So a
+    `sqlite3` connection made on the caller's thread fails the same way every time, and
+    one the tool makes for itself works every time."""
+    callers = sqlite3.connect(":memory:")
+    caller = threading.get_ident()
+    seen: list[tuple[str, bool, bool]] = []
 
     def lookup(params: Fan, *, context: ToolContext) -> ToolResult[str]:
-        seen.append((threading.get_ident(), asyncio.run(inner())))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            loop_here = False
+        else:
+            loop_here = True
+        seen.append((threading.current_thread().name, threading.get_ident() == caller, loop_here))
+        own = sqlite3.connect(":memory:")  # made and used on this thread: fine
+        own.execute("select 1").fetchone()
+        own.close()
+        callers.execute("select 1").fetchone()  # made on the caller's thread: refused
         return ToolResult.ok("found")
 
     tool = Tool(name="lookup", description="Look up", handler=lookup)
-    prompt = Prompt(
-        name="p", sections=[MarkdownSection(key="t", title="T", template="Go.", tools=[tool])]
+    one = Turn.tool_calls(EmulatedToolCall("lookup", {"count": 1}))
+    two = Turn.tool_calls(
+        EmulatedToolCall("lookup", {"count": 1}), EmulatedToolCall("lookup", {"count": 2})
     )
-    ok_emulator.set_script(
-        [
-            Turn.tool_calls(EmulatedToolCall("lookup", {"count": 1})),
-            Turn.text("done"),
-            Turn.tool_calls(EmulatedToolCall("lookup", {"count": 2})),
-            Turn.text("done"),
-        ]
-    )
+    ok_emulator.set_script(ok_emulator_script(one, two))
     adapter = make_adapter("openai", ok_emulator)
-    response = adapter.evaluate(prompt, session=Session())
-    assert response.tool_invocations[0].result.success
-    assert seen[0] == (threading.get_ident(), "from asyncio.run")
-    asynchronous = asyncio.run(adapter.evaluate_async(prompt, session=Session()))
-    assert asynchronous.tool_invocations[0].result.success
-    assert seen[1][0] != threading.get_ident()  # a worker thread: the caller's loop runs
-    assert seen[1][1] == "from asyncio.run"
+    runs: list[Callable[[], Any]] = [
+        lambda: adapter.evaluate(prompt_with(tool), session=Session()),
+        lambda: adapter.evaluate(prompt_with(tool), session=Session()),
+        lambda: adapter.evaluate(prompt_with(tool), session=Session(), deadline=Deadline.after(30)),
+        lambda: asyncio.run(adapter.evaluate_async(prompt_with(tool), session=Session())),
+    ]
+    outcomes: list[tuple[bool, str | None]] = []
+    for run in runs:
+        response = run()
+        for invoked in response.tool_invocations:
+            outcomes.append((invoked.result.success, type(invoked.error).__name__))
+    assert len(outcomes) == 5  # one call, two calls, a deadline, evaluate_async
+    assert set(outcomes) == {(False, "ProgrammingError")}
+    assert len(seen) == 5
+    assert all(name.startswith("wink-worker") for name, _, _ in seen)
+    assert not any(on_caller for _, on_caller, _ in seen)
+    assert not any(loop_here for _, _, loop_here in seen)
     adapter.close()
+    callers.close()
+
+
+def ok_emulator_script(one: Turn, two: Turn) -> list[Turn]:
+    """One call, two calls, one call under a deadline, one call under evaluate_async."""
+    return [one, Turn.text("a"), two, Turn.text("b"), one, Turn.text("c"), one, Turn.text("d")]
+
+
+# --- a dropped sync stream
+
+
+def test_a_sync_stream_dropped_inside_a_running_loop_leaves_no_warning_and_closes(
+    emulator: ProviderEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    emulator.set_streaming(chunk_size=3, chunk_delay=0.05)
+    emulator.enqueue(Turn.text("a long answer, streamed slowly, " * 8))
+    adapter = make_adapter("anthropic", emulator)
+    unraisable: list[Any] = []
+
+    held = [adapter.stream(make_prompt(), session=Session())]
+    for event in held[0]:  # started outside any loop
+        if isinstance(event, TextDelta):
+            break
+
+    async def notebook_cell() -> None:
+        held.clear()  # dropped unfinished while this loop runs, in this thread
+        gc.collect()
+
+    previous = __import__("sys").unraisablehook
+    __import__("sys").unraisablehook = unraisable.append
+    try:
+        with caplog.at_level(logging.ERROR), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            asyncio.run(notebook_cell())
+            gc.collect()
+    finally:
+        __import__("sys").unraisablehook = previous
+    assert unraisable == []
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+    assert "Task was destroyed" not in caplog.text
+    assert "ValueError" not in caplog.text
+    assert wait_for(lambda: emulator.open_connections == 0)  # closed by the finalizer
+    adapter.close()
+
+
+# --- fork
+
+
+def _evaluate_in_child(base_url: str, answers: Any) -> None:
+    from wink import create_adapter
+
+    adapter = create_adapter("openai:gpt-4.1", base_url=base_url, api_key="k")
+    answers.put(adapter.evaluate(HELLO, session=Session()).text)
+    adapter.close()
+
+
+def test_a_forked_child_gets_a_portal_of_its_own(ok_emulator: ProviderEmulator) -> None:
+    adapter = make_adapter("openai", ok_emulator)
+    assert adapter.evaluate(HELLO, session=Session()).text == "ok"  # the parent's portal runs
+    context = multiprocessing.get_context("fork")
+    answers = context.Queue()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads running
+        child = context.Process(
+            target=_evaluate_in_child, args=(ok_emulator.base_url("openai"), answers)
+        )
+        child.start()
+    child.join(30)
+    assert child.exitcode == 0
+    assert answers.get(timeout=5) == "ok"
+    assert adapter.evaluate(HELLO, session=Session()).text == "ok"  # the parent's still runs
+    adapter.close()
+
+
+def test_a_finalizer_that_spawns_while_the_portal_starts_a_call_does_not_deadlock() -> None:
+    """The garbage collector may run a dropped client's finalizer (`spawn`) on a thread
+    that is inside `start`, holding the portal's lock: it must not wait for itself."""
+    current = portal()
+    closed = threading.Event()
+
+    async def close() -> None:
+        closed.set()
+
+    def start_with_a_finalizer_inside() -> None:
+        with current._lock:  # what `start` holds when the collector runs a finalizer
+            current.spawn(close())
+
+    worker = threading.Thread(target=start_with_a_finalizer_inside, daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "spawn waited for a lock its own thread holds"
+    assert closed.wait(timeout=10)

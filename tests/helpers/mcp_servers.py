@@ -100,3 +100,16 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, IndexError):
         return False
     return state != "Z"
+
+
+def mcp_sessions() -> list[object]:
+    """The MCP sessions open on wink's event loop (the keeper task of each)."""
+    import asyncio
+
+    from wink.core.foundation.runtime import running_portal
+
+    current = running_portal()
+    if current is None:
+        return []
+    tasks = asyncio.all_tasks(current.loop)
+    return [task for task in tasks if task.get_coro().__qualname__ == "_Link._keep"]

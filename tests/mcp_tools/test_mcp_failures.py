@@ -9,7 +9,6 @@ import logging
 import os
 import socket
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from tests.helpers.mcp_servers import (
     HttpProcess,
     alive,
     kill_when_started,
+    mcp_sessions,
     prompt_with,
     stdio_server,
 )
@@ -199,4 +199,4 @@ def test_nothing_is_left_behind_once_the_adapter_and_the_servers_are_closed(
 
     assert not alive(pid)
     assert own_sockets_to(http_process.port) == 0
-    assert not [t for t in threading.enumerate() if t.name.startswith("wink-mcp")]
+    assert not mcp_sessions()

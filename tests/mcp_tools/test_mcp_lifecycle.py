@@ -16,6 +16,7 @@ from tests.helpers.mcp_servers import (
     HttpProcess,
     alive,
     kill_when_started,
+    mcp_sessions,
     prompt_with,
     stdio_server,
 )
@@ -27,10 +28,6 @@ PID = Turn.tool_calls(EmulatedToolCall("pid", {}))
 
 def pids(session: Session) -> list[int]:
     return [event.result.value["result"] for event in session[ToolInvoked] if event.name == "pid"]
-
-
-def mcp_threads() -> list[threading.Thread]:
-    return [thread for thread in threading.enumerate() if thread.name.startswith("wink-mcp")]
 
 
 def test_one_connection_serves_every_entry_point_until_the_adapter_closes(
@@ -59,14 +56,14 @@ def test_one_connection_serves_every_entry_point_until_the_adapter_closes(
     assert alive(pid)
     adapter.close()
     assert not alive(pid)
-    assert not mcp_threads()
+    assert not mcp_sessions()
 
 
 def test_with_server_connects_at_once_and_only_its_block_closes_it(
     ok_emulator: ProviderEmulator,
 ) -> None:
     with stdio_server() as server:
-        assert mcp_threads()  # connected on entering, before any evaluation
+        assert mcp_sessions()  # connected on entering, before any evaluation
         tools = asyncio.run(server.list_tools())
         assert "add" in {tool.name for tool in tools}
         ok_emulator.set_script([PID, Turn.text("a"), PID, Turn.text("b")])
@@ -78,7 +75,7 @@ def test_with_server_connects_at_once_and_only_its_block_closes_it(
         assert first == second
         assert alive(first)
     assert not alive(first)
-    assert not mcp_threads()
+    assert not mcp_sessions()
 
 
 async def test_async_with_server_and_concurrent_evaluations_share_one_process(
@@ -182,7 +179,7 @@ def test_a_server_connected_on_first_use_and_never_closed_warns_and_is_closed(
     with pytest.warns(ResourceWarning, match="was never closed"):
         gc.collect()
     assert not alive(pid)
-    assert not mcp_threads()
+    assert not mcp_sessions()
 
 
 def test_a_tool_that_outlasts_its_timeout_leaves_the_server_usable(

@@ -3,27 +3,35 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 from urllib.parse import urlsplit
 
-from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
+from ..core.foundation.errors import (
+    ConfigurationError,
+    InvalidArgumentError,
+    UnsupportedSettingWarning,
+)
 from ..core.foundation.settings import (
     SETTING_NAMES,
     CacheRetention,
     Effort,
     ModelSettings,
     Thinking,
+    ToolChoice,
 )
 from ..core.throttling.limiter import Limiter
 from ..core.throttling.retry import RetryPolicy
+from ..providers.azure.options import AzureOptions
+from ..providers.bedrock.options import BedrockOptions
 
 if TYPE_CHECKING:
     from ..core.telemetry.spans import Telemetry
 
 __all__ = [
-    "PROVIDER_OPTIONS",
     "AdapterOptions",
+    "AnyHostOptions",
     "as_bool",
     "base_url_option",
     "check_arguments",
@@ -33,6 +41,7 @@ __all__ = [
     "positive",
     "settings_from",
     "telemetry_option",
+    "warn_unsupported",
 ]
 
 
@@ -50,12 +59,12 @@ class AdapterOptions(TypedDict, total=False):
     `max_tokens`, `top_p`, `stop`, `seed`, `thinking` (a `Thinking`, an effort such as
     "high", or a token budget such as 2048), `extra_body`; OpenAI's prompt cache:
     `prompt_cache_key`, `prompt_cache_retention` ("in_memory" or "24h"; docs/caching.md).
+    Tools: `tool_choice` ("auto", "required", "none" or a tool's name) and
+    `parallel_tool_calls` (docs/tools.md#tool-choice).
     Tracing: `tracer_provider` (an OpenTelemetry `TracerProvider`; default: the global one
     once the application has configured OpenTelemetry; see docs/observability.md).
     Pacing: `limiter` (default: this adapter's own `InProcessLimiter`; a `RedisLimiter`
     shares the provider's limit across processes, see docs/fleet.md).
-    Bedrock only: `region` (else AWS_REGION, AWS_DEFAULT_REGION, the AWS config's;
-    docs/bedrock.md); another provider refuses it.
     """
 
     client: Any
@@ -77,13 +86,15 @@ class AdapterOptions(TypedDict, total=False):
     extra_body: Mapping[str, Any] | None
     prompt_cache_key: str | None
     prompt_cache_retention: CacheRetention | None
+    tool_choice: ToolChoice | None
+    parallel_tool_calls: bool | None
     tracer_provider: Any
     limiter: Limiter | None
-    region: str | None
 
 
-PROVIDER_OPTIONS = frozenset({"region"})
-"""The options only the providers that name them (`Provider.options`) take."""
+class AnyHostOptions(AdapterOptions, AzureOptions, BedrockOptions, total=False):
+    """`create_adapter`'s options: the common ones and every built-in host's own (each
+    host refuses another's, by name: `Host.options`)."""
 
 
 _SETTING_OPTIONS = (*SETTING_NAMES, "extra_body")
@@ -107,9 +118,8 @@ def check_arguments(
     from ..core.prompting.session import Session
 
     if not isinstance(prompt, Prompt):
-        hint = " (wrap text in a Prompt with a MarkdownSection)" if isinstance(prompt, str) else ""
         raise InvalidArgumentError(
-            f"prompt must be a wink Prompt, got {type(prompt).__name__}{hint}",
+            f"prompt must be a string or a wink Prompt, got {type(prompt).__name__}",
             argument="prompt",
         )
     if session is not None and not isinstance(session, Session):
@@ -240,3 +250,18 @@ def limit(value: object, name: str) -> int | None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ConfigurationError(f"{name} must be an int >= 1 or None, got {value!r}", option=name)
     return value
+
+
+def warn_unsupported(
+    name: str, unsupported: frozenset[str], settings: ModelSettings, *, stacklevel: int
+) -> None:
+    """A setting the provider cannot honour is warned about, never silently dropped
+    (at the adapter, a call, a batch item alike)."""
+    found = settings.set_fields() & unsupported
+    if found:
+        warnings.warn(
+            f"{name} cannot honour {', '.join(sorted(found))}; it is not sent "
+            "(filter UnsupportedSettingWarning to silence, or make it an error)",
+            UnsupportedSettingWarning,
+            stacklevel=stacklevel + 1,
+        )

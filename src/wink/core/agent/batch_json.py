@@ -36,7 +36,8 @@ __all__ = ["JOB_VERSION", "dump_job", "load_job"]
 JOB_VERSION = 1
 _TYPE = "wink.batch_job"
 _WHAT = "batch job"
-_USAGE_FIELDS = tuple(Usage.__dataclass_fields__)
+_COST = "billed_cost"  # a number or None; the other fields are counts
+_USAGE_FIELDS = tuple(name for name in Usage.__dataclass_fields__ if name != _COST)
 _FINISH_REASONS: tuple[str, ...] = get_args(FinishReason)
 
 
@@ -94,8 +95,13 @@ def _dump_answer(answer: PromptResponse[Any] | SavedAnswer) -> dict[str, Any]:
     return out
 
 
-def _dump_usage(usage: Usage) -> dict[str, int]:
-    return {name: value for name in _USAGE_FIELDS if (value := getattr(usage, name))}
+def _dump_usage(usage: Usage) -> dict[str, int | float]:
+    counts: dict[str, int | float] = {
+        name: value for name in _USAGE_FIELDS if (value := getattr(usage, name))
+    }
+    if usage.billed_cost is not None:
+        counts[_COST] = float(usage.billed_cost)  # read back as a float
+    return counts
 
 
 def _transcript(messages: Any) -> Any:
@@ -187,7 +193,11 @@ def _load_usage(reader: JsonReader) -> Usage:
         reader.taken.add("usage")
         return Usage()
     counts = reader.within("usage")
-    usage = Usage(**{name: counts.optional(name, int, 0) for name in _USAGE_FIELDS})
+    cost = counts.optional(_COST, float, None)
+    usage = Usage(
+        **{name: counts.optional(name, int, 0) for name in _USAGE_FIELDS},
+        billed_cost=None if cost is None else float(cost),
+    )
     counts.done()
     return usage
 

@@ -45,6 +45,12 @@ FinishReason = Literal[
 asks again. `error`: the provider answered with a failure; calls in it are never run."""
 
 
+def _cost_sum(first: float | None, second: float | None) -> float | None:
+    if first is None:
+        return second
+    return first if second is None else first + second
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts; adding two gives the sum (accumulated across requests).
@@ -62,6 +68,9 @@ class Usage:
     reasoning_tokens: int = 0
     requests: int = 0
     cache_write_tokens: int = 0
+    billed_cost: float | None = None
+    """What the host billed for the request, where it says (OpenRouter's `usage.cost`, in
+    its credits); None: it did not say."""
 
     @property
     def total_tokens(self) -> int:
@@ -75,6 +84,7 @@ class Usage:
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             requests=self.requests + other.requests,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            billed_cost=_cost_sum(self.billed_cost, other.billed_cost),
         )
 
 
@@ -253,6 +263,7 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     output: OutputSpec | None = None
     deadline: Deadline | None = None  # read at send time: retries and pacing take time too
+    first_round: bool = True  # False from an evaluation's second round on (`tool_choice`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,39 +10,23 @@ Nothing here puts a key, a secret, a token or a signature in a repr or a message
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from ...core.foundation.errors import ConfigurationError
+from ...core.foundation.runtime import run_in_thread
+from ..host import OutgoingRequest
 
-__all__ = ["BearerKey", "RequestAuth", "SigV4Signer"]
+__all__ = ["BearerKey", "SigV4Signer"]
 
 _SERVICE = "bedrock"
 
 
-class RequestAuth(Protocol):
-    """The headers that authenticate one request (the method is POST, the body sent)."""
-
-    def headers(self, url: str, body: bytes, headers: Mapping[str, str]) -> dict[str, str]:
-        """Blocking: may resolve or refresh credentials."""
-        ...
-
-    async def headers_async(
-        self, url: str, body: bytes, headers: Mapping[str, str]
-    ) -> dict[str, str]:
-        """Never blocks the loop: a resolve or a refresh runs on a worker thread."""
-        ...
-
-    def secrets(self) -> tuple[str, ...]:
-        """What this authentication has sent and must never be shown."""
-        ...
-
-
 class BearerKey:
-    """A Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK` or `api_key=`), sent as a bearer."""
+    """A Bedrock API key (`AWS_BEARER_TOKEN_BEDROCK` or `api_key=`), sent as a bearer (a
+    `Signer`, `wink.providers.host`)."""
 
     __slots__ = ("_key",)
 
@@ -52,20 +36,20 @@ class BearerKey:
     def __repr__(self) -> str:
         return "BearerKey([redacted])"
 
-    def headers(self, url: str, body: bytes, headers: Mapping[str, str]) -> dict[str, str]:
-        return {**headers, "authorization": f"Bearer {self._key}"}
+    def sign(self, request: OutgoingRequest) -> Mapping[str, str]:
+        return {"authorization": f"Bearer {self._key}"}
 
-    async def headers_async(
-        self, url: str, body: bytes, headers: Mapping[str, str]
-    ) -> dict[str, str]:
-        return self.headers(url, body, headers)
+    async def sign_async(self, request: OutgoingRequest) -> Mapping[str, str]:
+        return self.sign(request)
 
     def secrets(self) -> tuple[str, ...]:
         return (self._key,)
 
 
 class SigV4Signer:
-    """SigV4 for `bedrock` in `region`, over a botocore session's credentials."""
+    """SigV4 for `bedrock` in `region`, over a botocore session's credentials (a `Signer`,
+    `wink.providers.host`): the signature covers the time and the body, so it is made as
+    each request leaves."""
 
     __slots__ = ("_credentials", "_lock", "_region", "_seen", "_session")
 
@@ -79,18 +63,16 @@ class SigV4Signer:
     def __repr__(self) -> str:
         return f"SigV4Signer(region={self._region!r})"
 
-    def headers(self, url: str, body: bytes, headers: Mapping[str, str]) -> dict[str, str]:
-        return self._sign(url, body, headers, self._frozen())
+    def sign(self, request: OutgoingRequest) -> Mapping[str, str]:
+        return self._sign(request, self._frozen())
 
-    async def headers_async(
-        self, url: str, body: bytes, headers: Mapping[str, str]
-    ) -> dict[str, str]:
+    async def sign_async(self, request: OutgoingRequest) -> Mapping[str, str]:
         credentials = self._credentials
         if credentials is None or _refresh_due(credentials):
-            frozen = await asyncio.to_thread(self._frozen)
+            frozen = await run_in_thread(self._frozen)
         else:
             frozen = credentials.get_frozen_credentials()  # no refresh due: no I/O
-        return self._sign(url, body, headers, frozen)
+        return self._sign(request, frozen)
 
     def secrets(self) -> tuple[str, ...]:
         return self._seen
@@ -120,14 +102,17 @@ class SigV4Signer:
         self._seen = tuple(dict.fromkeys((*self._seen, *(v for v in found if v))))
         return frozen
 
-    def _sign(
-        self, url: str, body: bytes, headers: Mapping[str, str], frozen: Any
-    ) -> dict[str, str]:
+    def _sign(self, outgoing: OutgoingRequest, frozen: Any) -> Mapping[str, str]:
         _mask_signing_logs()
         from botocore.auth import SigV4Auth
         from botocore.awsrequest import AWSRequest
 
-        request = AWSRequest(method="POST", url=url, data=body, headers=dict(headers))
+        request = AWSRequest(
+            method=outgoing.method,
+            url=outgoing.url,
+            data=outgoing.body,
+            headers=dict(outgoing.headers),
+        )
         signer: Any = SigV4Auth(frozen, _SERVICE, self._region)
         signer.add_auth(request)
         return dict(request.headers.items())

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from ...core.foundation.carriage import MB, Carriage, ContentRules
+from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import Attachment, CachePoint, Document, Image, TextPart
 from ...core.foundation.errors import ConfigurationError, UnsupportedSettingWarning
 from ...core.foundation.messages import (
@@ -128,13 +129,8 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
         body["additionalModelRequestFields"] = thinking
     if inference:
         body["inferenceConfig"] = inference
-    tools = [_map_tool_spec(spec) for spec in request.tools]
-    if request.output is not None:
-        tools.append(_map_tool_spec(output_tool_spec(request.output)))
-    if tools:
-        config: dict[str, Any] = {"tools": tools}
-        if request.output is not None and not thinking and _TOOL_CHOICE_MODELS.search(model):
-            config["toolChoice"] = {"any": {}}  # the answer is a call: text is not one
+    config = _tool_config(request, settings, model, bool(thinking))
+    if config is not None:
         body["toolConfig"] = config
     for key, value in settings.extra.items():
         if isinstance(value, Mapping) and isinstance(body.get(key), dict):
@@ -142,6 +138,62 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
         else:
             body[key] = value
     return body
+
+
+def _tool_config(
+    request: ModelRequest, settings: ModelSettings, model: str, thinking: bool
+) -> dict[str, Any] | None:
+    """`toolConfig`: the tools, and `toolChoice` where the model takes it (`any` for
+    "required", `tool` for a name; with a structured output and no choice, `any`: the
+    answer is a call, text is not one). Converse has no "none": the prompt's tools are
+    left out instead, unless the conversation holds tool blocks (Bedrock then needs
+    `toolConfig`), where the choice cannot be carried and is warned about."""
+    choice = request_tool_choice(request, settings)  # refuses a choice no request could carry
+    specs = list(request.tools)
+    if choice == "none":
+        if _has_tool_blocks(request.messages):
+            _warn_choice(model, "none")
+        else:
+            specs = []
+        choice = None
+    tools = [_map_tool_spec(spec) for spec in specs]
+    if request.output is not None:
+        tools.append(_map_tool_spec(output_tool_spec(request.output)))
+    if not tools:
+        return None
+    config: dict[str, Any] = {"tools": tools}
+    takes_choice = _TOOL_CHOICE_MODELS.search(model) is not None
+    if choice in (None, "auto"):
+        if request.output is not None and not thinking and takes_choice:
+            config["toolChoice"] = {"any": {}}
+    elif not takes_choice:
+        _warn_choice(model, choice)
+    elif choice == "required":
+        config["toolChoice"] = {"any": {}}
+    else:
+        config["toolChoice"] = {"tool": {"name": choice}}
+    return config
+
+
+def _has_tool_blocks(messages: Iterable[Message]) -> bool:
+    return any(
+        isinstance(message, ToolResultMessage)
+        or (isinstance(message, AssistantMessage) and bool(message.tool_calls))
+        for message in messages
+    )
+
+
+def _warn_choice(model: str, choice: str) -> None:
+    why = (
+        "Converse has no tool choice of none and this conversation holds tool calls"
+        if choice == "none"
+        else f"{model} takes no tool choice on Bedrock's Converse"
+    )
+    warnings.warn(
+        f"tool_choice={choice!r} is not sent: {why} (filter UnsupportedSettingWarning to silence)",
+        UnsupportedSettingWarning,
+        stacklevel=4,
+    )
 
 
 def thinking_fields(model: str, settings: ModelSettings) -> dict[str, Any]:

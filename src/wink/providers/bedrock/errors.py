@@ -136,6 +136,8 @@ def _facts(
         context_window_exceeded=kind == "ValidationException"
         and any(w in lowered for w in _CONTEXT_WINDOW_WORDS),
         authentication_failed=kind in _AUTHENTICATION,
+        # the account's request or token quota (capacity is ServiceUnavailableException)
+        limit_named=kind == "ThrottlingException",
     )
 
 
@@ -149,6 +151,6 @@ def profile_hint(model: str, region: str | None) -> str:
         "global",
     )
     return (
-        f"this model is served through an inference profile: use bedrock:{geography}.{model} "
-        f"(or bedrock:global.{model} where offered)"
+        f"this model is served through an inference profile: use bedrock:{geography}.{model}, "
+        f"or bedrock:global.{model} where offered"
     )

@@ -1,6 +1,7 @@
-"""Bedrock Runtime's Converse calls over httpx2, each signed (or given its bearer key) as
-it leaves, and their failures: an error answer is read into `StatusFacts` by its type
-(`errors`) and classified by core's table, like every provider's."""
+"""Bedrock Runtime's Converse calls over httpx2 (the host's `Signer` adds the auth as each
+request leaves: `wink.providers.host.SignedCalls`), and their failures: an error answer
+is read into `StatusFacts` by its type (`errors`) and classified by core's table, like
+every provider's."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ import httpx2
 from ...core.foundation.errors import ConfigurationError
 from ...core.transport.errors import SdkErrors, StatusFacts, map_sdk_errors
 from ...core.transport.http import EncodedRequest
-from .auth import RequestAuth
 from .errors import bedrock_error_facts
 
 __all__ = ["BedrockCalls", "BedrockErrorAnswer", "default_base_url", "endpoint", "map_errors"]
@@ -63,17 +63,14 @@ def map_errors(
 
 
 class BedrockCalls:
-    """POSTs to Bedrock Runtime, authenticated per request by `auth` (a SigV4 signature
-    covers the time and the body, so it is made as each request leaves)."""
+    """POSTs to Bedrock Runtime: JSON in, JSON or event-stream frames out; an error
+    answer is raised as `BedrockErrorAnswer` for the error map to read."""
 
-    __slots__ = ("_auth",)
-
-    def __init__(self, auth: RequestAuth) -> None:
-        self._auth = auth
+    __slots__ = ()
 
     def post(self, client: Any, wire: EncodedRequest, time_limit: float) -> tuple[bytes, Any]:
         sync = _sync_client(client)
-        headers = self._auth.headers(wire.path, wire.content, _JSON)
+        headers = {**_JSON, **(wire.headers or {})}
         response = sync.post(wire.path, content=wire.content, headers=headers, timeout=time_limit)
         return _content_of(response), response.headers
 
@@ -81,7 +78,7 @@ class BedrockCalls:
         self, client: Any, wire: EncodedRequest, time_limit: float
     ) -> tuple[bytes, Any]:
         given = _async_client(client)
-        headers = await self._auth.headers_async(wire.path, wire.content, _JSON)
+        headers = {**_JSON, **(wire.headers or {})}
         response = await given.post(
             wire.path, content=wire.content, headers=headers, timeout=time_limit
         )
@@ -89,7 +86,7 @@ class BedrockCalls:
 
     def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
         sync = _sync_client(client)
-        headers = self._auth.headers(wire.path, wire.content, _EVENTS)
+        headers = {**_EVENTS, **(wire.headers or {})}
         request = sync.build_request(
             "POST", wire.path, content=wire.content, headers=headers, timeout=time_limit
         )
@@ -101,7 +98,7 @@ class BedrockCalls:
 
     async def open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
         given = _async_client(client)
-        headers = await self._auth.headers_async(wire.path, wire.content, _EVENTS)
+        headers = {**_EVENTS, **(wire.headers or {})}
         request = given.build_request(
             "POST", wire.path, content=wire.content, headers=headers, timeout=time_limit
         )

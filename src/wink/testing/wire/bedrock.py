@@ -148,6 +148,15 @@ class BedrockWire:
                 "1 validation error detected: Value null at 'messages' failed to satisfy "
                 "constraint: Member must not be null"
             )
+        if "toolConfig" not in body and any(
+            "toolUse" in block or "toolResult" in block
+            for message in as_list(body.get("messages"))
+            for block in _blocks(as_object(message))
+        ):
+            return (
+                "The toolConfig field must be defined when using toolUse and toolResult "
+                "content blocks."
+            )
         points = sum(1 for block in _prompt_blocks(body) if "cachePoint" in block)
         if points > _MAX_CACHE_POINTS:
             return (
