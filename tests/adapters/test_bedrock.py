@@ -449,3 +449,28 @@ def test_a_boto3_client_is_refused_with_what_to_pass_instead() -> None:
         with pytest.raises(PromptEvaluationError, match="region="):
             adapter.evaluate(make_prompt())
         assert emu.requests == []
+
+
+def test_no_credentials_anywhere_says_what_to_set_when_the_adapter_is_made(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    for variable in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+    ):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    with ProviderEmulator([Turn.text("never")]) as emu:
+        with pytest.raises(ConfigurationError, match="no AWS credentials") as info:
+            bedrock(emu)  # said when the adapter is made, as boto3 does for a client
+        assert emu.requests == []
+    assert info.value.option == "api_key"
+    assert "AWS_BEARER_TOKEN_BEDROCK" in str(info.value)

@@ -2,7 +2,7 @@
 botocore's `SigV4Auth` over botocore's credential chain (environment, shared config and
 profiles, SSO, container and instance roles, AssumeRole).
 
-The chain is resolved once, on first use; credentials that expire are refreshed by
+The chain is resolved once, when the adapter is made (as boto3 does for a client); credentials that expire are refreshed by
 botocore, and whenever a refresh is due (which may reach STS or the instance metadata
 service) the async path does it on a worker thread, so the event loop never waits on it.
 Nothing here puts a key, a secret, a token or a signature in a repr or a message.
@@ -76,6 +76,11 @@ class SigV4Signer:
 
     def secrets(self) -> tuple[str, ...]:
         return self._seen
+
+    def resolve(self) -> None:
+        """Find the credentials now (blocking: the chain may read files or ask a metadata
+        service); none anywhere is a `ConfigurationError` saying what to set."""
+        self._chain()
 
     def _chain(self) -> Any:
         with self._lock:

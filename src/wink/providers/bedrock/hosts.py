@@ -55,6 +55,12 @@ class Bedrock(Host):
     def signer(self) -> Signer:
         return self._signer
 
+    def check_credentials(self) -> None:
+        """No Bedrock API key: the AWS credential chain must find credentials, said when
+        the adapter is made rather than at the first request."""
+        if isinstance(self._signer, SigV4Signer):
+            self._signer.resolve()
+
     def secrets(self) -> tuple[str, ...]:
         found = [os.environ.get(name, "").strip() for name in _AWS_SECRET_VARIABLES]
         extra = (*(value for value in found if value), *self._signer.secrets())
