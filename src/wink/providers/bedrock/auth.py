@@ -2,9 +2,10 @@
 botocore's `SigV4Auth` over botocore's credential chain (environment, shared config and
 profiles, SSO, container and instance roles, AssumeRole).
 
-The chain is resolved once, when the adapter is made (as boto3 does for a client); credentials that expire are refreshed by
-botocore, and whenever a refresh is due (which may reach STS or the instance metadata
-service) the async path does it on a worker thread, so the event loop never waits on it.
+The chain is resolved once, when the adapter is made (as boto3 does for a client);
+credentials that expire are refreshed by botocore, and whenever a refresh is due (which
+may reach STS or the instance metadata service) the async path does it on a worker
+thread, so the event loop never waits on it.
 Nothing here puts a key, a secret, a token or a signature in a repr or a message.
 """
 
