@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ._common import Row, machine
+from .bedrock import bedrock
 from .burst import burst
 from .fleet import fleet
 from .imports import import_time
@@ -63,6 +64,12 @@ def scenarios(quick: bool, repeat: int | None) -> dict[str, Callable[[], list[Ro
         ),
         "short-path": lambda: short_path(
             loops=20 if quick else 200, repeat=reps(5, 1), warmup=5 if quick else 30
+        ),
+        "bedrock": lambda: bedrock(
+            loops=20 if quick else 200,
+            repeat=reps(5, 1),
+            warmup=5 if quick else 30,
+            events=200 if quick else 2_000,
         ),
         "streaming": lambda: streaming(
             repeat=reps(7, 1),

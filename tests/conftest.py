@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import pytest
 
 from wink.testing import ProviderEmulator, Turn
+
+# Bedrock needs a region for its URL and its signatures; a test that is about the region
+# unsets it. Set here, not per test: subprocesses the tests start inherit it too.
+os.environ.setdefault("AWS_REGION", "us-east-1")
 
 
 @pytest.fixture

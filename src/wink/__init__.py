@@ -31,6 +31,7 @@ _DYNAMIC_IMPORTS: dict[str, str] = {
     "AllAdaptersFailedError": ".core.foundation.errors",
     "AllAdaptersThrottledError": ".core.foundation.errors",
     "AnthropicAdapter": ".adapters.named",
+    "BedrockAdapter": ".adapters.named",
     "ApprovalRequired": ".core.foundation.events",
     "AsyncPromptStream": ".core.agent.stream",
     "Attachment": ".core.foundation.content",

@@ -20,6 +20,7 @@ from .adapters.fallback import (
 )
 from .adapters.named import (
     AnthropicAdapter as AnthropicAdapter,
+    BedrockAdapter as BedrockAdapter,
     GoogleAdapter as GoogleAdapter,
     OpenAIAdapter as OpenAIAdapter,
     OpenAIResponsesAdapter as OpenAIResponsesAdapter,

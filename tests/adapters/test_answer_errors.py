@@ -51,6 +51,8 @@ ANSWERS: list[tuple[str, Turn, dict[str, Expected]]] = [
             # Gemini has no refusal: the emulator answers it as Gemini does, a prompt
             # blocked by its safety filter (promptFeedback.blockReason)
             "google": (ContentFilteredError, "content_filter", None, None),
+            # nor has Bedrock's Converse: a refusal ends as `content_filtered`
+            "bedrock": (ContentFilteredError, "content_filter", None, None),
         },
     ),
     (

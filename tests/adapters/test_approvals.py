@@ -104,6 +104,7 @@ DENIED_ON_THE_WIRE = {
     "openai-responses": lambda body: body["input"][-2],
     "anthropic": lambda body: body["messages"][-1]["content"][0],
     "google": lambda body: body["contents"][-1]["parts"][0],
+    "bedrock": lambda body: body["messages"][-1]["content"][0],
 }
 
 
@@ -115,6 +116,9 @@ def denied_form(provider: str, call_id: str) -> dict[str, Any]:
         return {"type": "function_call_output", "call_id": call_id, "output": f"Error: {text}"}
     if provider == "anthropic":
         return {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": True}
+    if provider == "bedrock":
+        result = {"toolUseId": call_id, "content": [{"text": text}], "status": "error"}
+        return {"toolResult": result}
     return {"functionResponse": {"name": "transfer", "response": {"error": text}}}
 
 

@@ -44,6 +44,8 @@ from wink.testing import Fault, ProviderEmulator, Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 
+BATCH_PROVIDERS = tuple(p for p in PROVIDERS if p != "bedrock")  # its batches read S3
+
 
 def _online(provider: str, emulator: ProviderEmulator) -> list[Any]:
     """Each item evaluated alone, as `evaluate` answers it."""
@@ -73,7 +75,7 @@ def _run(adapter: ProviderAdapter, job: BatchJob, *, through_json: bool) -> tupl
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", BATCH_PROVIDERS)
 def test_a_batch_of_100_runs_to_the_end_as_evaluate_would(
     provider: str, provider_emulator_factory: Any
 ) -> None:
@@ -114,7 +116,7 @@ def test_a_batch_of_100_runs_to_the_end_as_evaluate_would(
 def test_a_batched_request_is_byte_for_byte_the_online_one(
     provider_emulator_factory: Any,
 ) -> None:
-    for provider in PROVIDERS:
+    for provider in BATCH_PROVIDERS:
         emulator = provider_emulator_factory(default_turn=Turn.text("ok"))
         adapter = make_adapter(provider, emulator)
         prompt = batches.prompt_for(1)
@@ -153,7 +155,7 @@ def test_batch_resumes_in_new_processes(provider_emulator_factory: Any, tmp_path
     assert json.loads(step("results"))["summaries"] == [repr(summary) for summary in expected]
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", BATCH_PROVIDERS)
 def test_async_forms_and_polling(provider: str, provider_emulator_factory: Any) -> None:
     emulator = provider_emulator_factory(default_turn=Turn.text("done"))
     adapter = make_adapter(provider, emulator)
@@ -176,7 +178,7 @@ def test_async_forms_and_polling(provider: str, provider_emulator_factory: Any) 
     ]
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", BATCH_PROVIDERS)
 def test_status_moves_and_counts(provider: str, provider_emulator_factory: Any) -> None:
     emulator = provider_emulator_factory(batch_items_per_poll=1, script=batches.script)
     adapter = make_adapter(provider, emulator)
@@ -195,7 +197,7 @@ def test_status_moves_and_counts(provider: str, provider_emulator_factory: Any) 
     assert job.finished
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", BATCH_PROVIDERS)
 def test_expired_items_get_their_own_error(provider: str, provider_emulator_factory: Any) -> None:
     def script(request: Any) -> Turn | Fault:
         return Fault.batch_expired() if "item 2" in request.history[0].text else Turn.text("ok")
@@ -218,7 +220,7 @@ def test_expired_items_get_their_own_error(provider: str, provider_emulator_fact
     assert isinstance(expired, PromptEvaluationError)
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", BATCH_PROVIDERS)
 def test_cancelled_items_get_their_own_error(provider: str, provider_emulator_factory: Any) -> None:
     emulator = provider_emulator_factory(batch_items_per_poll=1, default_turn=Turn.text("ok"))
     adapter = make_adapter(provider, emulator)
@@ -234,7 +236,7 @@ def test_cancelled_items_get_their_own_error(provider: str, provider_emulator_fa
     assert all(isinstance(result, BatchCancelledError) for result in results[1:])
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", BATCH_PROVIDERS)
 def test_batch_endpoints_429_go_through_the_retry_policy(
     provider: str, provider_emulator_factory: Any
 ) -> None:
@@ -254,7 +256,7 @@ def test_batch_endpoints_429_go_through_the_retry_policy(
     assert caught.value.details.retry_after.total_seconds() == 2
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", BATCH_PROVIDERS)
 def test_a_batch_refused_at_submit_leaves_nothing_behind(
     provider: str, provider_emulator_factory: Any
 ) -> None:
@@ -329,7 +331,7 @@ def test_bad_jobs_and_items_are_typed(provider_emulator_factory: Any) -> None:
         BatchJob.from_json(job.to_json(), items=[batches.prompt_for(0), batches.prompt_for(1)])
 
 
-@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("provider", BATCH_PROVIDERS)
 def test_budgets_and_limits_hold_across_batches_as_in_evaluate(
     provider: str, provider_emulator_factory: Any
 ) -> None:

@@ -185,6 +185,7 @@ THINKING_MODELS = {
     "openai-responses": "o4-mini",
     "anthropic": "claude-sonnet-4-6",
     "google": "gemini-3-flash-preview",  # signs every step and checks it
+    "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
 }
 
 
@@ -195,6 +196,7 @@ def adapter_on(provider: str, emu: ProviderEmulator, model: str, **options: Any)
         api_key=KEY,
         retry_policy=NO_RETRY,
         **options,
+        **({"region": "us-east-1"} if provider == "bedrock" else {}),
     )
 
 
@@ -303,12 +305,14 @@ INSTRUCTIONS_FIELDS = {
     "openai-responses": lambda body: body["instructions"],
     "anthropic": lambda body: body["system"],
     "google": lambda body: body["systemInstruction"],
+    "bedrock": lambda body: body["system"],
 }
 EXPECTED_FIELDS = {
     "openai": {"role": "system", "content": "Answer in French."},
     "openai-responses": "Answer in French.",
     "anthropic": "Answer in French.",
     "google": {"parts": [{"text": "Answer in French."}]},
+    "bedrock": [{"text": "Answer in French."}],
 }
 
 

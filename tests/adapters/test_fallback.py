@@ -59,12 +59,13 @@ from wink.core.foundation.messages import (
 from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
 
-PROVIDERS = ["openai", "openai-responses", "anthropic", "google"]
+PROVIDERS = ["openai", "openai-responses", "anthropic", "google", "bedrock"]
 MODELS = {
     "openai": "gpt-4.1",
     "openai-responses": "gpt-4.1",
     "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",
+    "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
 }
 NO_RETRY = RetryPolicy(max_attempts=1)
 PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -150,6 +151,12 @@ def wire_calls(provider: str, body: dict[str, Any]) -> list[tuple[str, str, Any]
             for block in message["content"]:
                 if block["type"] == "tool_use":
                     found.append((block["id"], block["name"], block["input"]))
+    elif provider == "bedrock":
+        for message in body["messages"]:
+            for block in message["content"]:
+                if "toolUse" in block:
+                    used = block["toolUse"]
+                    found.append((used["toolUseId"], used["name"], used["input"]))
     else:
         for content in body["contents"]:
             for part in content["parts"]:
@@ -188,7 +195,7 @@ def test_a_switch_after_tool_rounds_sends_the_whole_transcript_in_the_next_wire(
     assert [result.call_id for result in results] == ids
     assert "sunny" in results[0].text
     assert "no station in Lyon" in results[1].text
-    if second in {"anthropic", "google"}:  # the native failure flag
+    if second in {"anthropic", "google", "bedrock"}:  # the native failure flag
         assert [result.is_error for result in results] == [False, True, False]
     else:  # OpenAI has none: the text says it
         assert [result.text.startswith("Error: ") for result in results] == [False, True, False]

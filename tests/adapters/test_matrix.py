@@ -70,7 +70,7 @@ def test_every_tool_failure_goes_back_in_native_form(
     assert "Unknown tool 'nope'" in failures[2]
     assert "not valid JSON" in failures[3]
     assert "city: Field required" in failures[4]
-    if provider in {"anthropic", "google"}:  # a native error flag exists
+    if provider in {"anthropic", "google", "bedrock"}:  # a native error flag exists
         assert [result.is_error for result in results] == [False] + [True] * 5
     else:  # no flag on OpenAI: the text itself says it
         assert not texts[0].startswith("Error")
@@ -132,6 +132,20 @@ def test_failed_results_in_exact_native_shape(provider: str, emulator: ProviderE
         assert block["tool_use_id"] == "call_1"
         assert block["is_error"] is True
         assert "no station in Lyon" in str(block["content"])
+    elif provider == "bedrock":
+        message = body["messages"][-1]
+        assert message == {
+            "role": "user",
+            "content": [
+                {
+                    "toolResult": {
+                        "toolUseId": "call_1",
+                        "content": [{"text": "no station in Lyon"}],
+                        "status": "error",
+                    }
+                }
+            ],
+        }
     else:
         content = body["contents"][-1]
         assert content["role"] == "user"
@@ -237,10 +251,15 @@ def test_every_fault_has_its_typed_outcome(
         assert error.details.attempts == 1
         assert error.status_code == error.details.status_code
     elif phase == "request":  # a rejected request: its status, for every provider
-        assert error.status_code == fault.status
+        # (Bedrock refuses an unknown key with a 403 UnrecognizedClientException)
+        refused_key = provider == "bedrock" and fault.kind == "unauthorized"
+        assert error.status_code == (403 if refused_key else fault.status)
     else:  # an answer that came but could not be read
         assert error.status_code == 200
-    if fault.kind == "rate_limit":
+    if fault.kind == "rate_limit" and provider == "bedrock":  # it never says how long
+        assert isinstance(error, ThrottleError)
+        assert error.details.retry_after is None
+    elif fault.kind == "rate_limit":
         assert isinstance(error, ThrottleError)
         assert error.details.retry_after_seconds == pytest.approx(2.0, abs=0.01)
     if isinstance(error, NotFoundError):
@@ -367,6 +386,7 @@ def test_sync_evaluate_uses_the_async_client_of_winks_loop_and_async_the_callers
         "openai-responses": openai.AsyncOpenAI,
         "anthropic": anthropic.AsyncAnthropic,
         "google": httpx2.AsyncClient,  # the REST API, no SDK
+        "bedrock": httpx2.AsyncClient,  # Converse over httpx2, no boto3
     }[provider]
     emulator.set_script([Turn.text("sync"), Turn.text("async"), Turn.text("nested")])
     adapter = make_adapter(provider, emulator)
@@ -422,10 +442,16 @@ def test_a_key_from_the_environment_is_masked_like_a_given_one(
 ) -> None:
     key = "envkey-0123456789abcdef"  # no well-known key shape: only knowing it masks it
     variable = {"openai": "OPENAI_API_KEY", "openai-responses": "OPENAI_API_KEY"}.get(
-        provider, {"anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}.get(provider)
+        provider,
+        {
+            "anthropic": "ANTHROPIC_API_KEY",
+            "google": "GEMINI_API_KEY",
+            "bedrock": "AWS_BEARER_TOKEN_BEDROCK",
+        }.get(provider),
     )
     assert variable is not None
     monkeypatch.setenv(variable, key)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
     emulator.inject(Fault.http(401, {"error": {"message": f"bad key {key}", "code": 401}}))
     adapter = create_adapter(
         f"{provider}:{MODELS[provider]}",
@@ -459,6 +485,7 @@ SETTINGS_MODELS = {
     "openai-responses": "o4-mini",
     "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",  # thinks by a token budget, not an effort
+    "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",  # a budget on Converse
 }
 WARNED = None
 """A setting the provider's API has no field for: warned about, never sent."""
@@ -512,6 +539,18 @@ WIRE: dict[str, dict[str, tuple[tuple[str, ...], object] | None]] = {
         "tool_choice": (("toolConfig", "functionCallingConfig", "mode"), "ANY"),
         "parallel_tool_calls": WARNED,
     },
+    "bedrock": {
+        "temperature": (("inferenceConfig", "temperature"), 0.25),
+        "max_tokens": (("inferenceConfig", "maxTokens"), 64),
+        "top_p": (("inferenceConfig", "topP"), 0.5),
+        "stop": (("inferenceConfig", "stopSequences"), ["END-OF-TURN"]),
+        "seed": WARNED,
+        "thinking": (("additionalModelRequestFields", "thinking", "budget_tokens"), 1024),
+        "prompt_cache_key": WARNED,
+        "prompt_cache_retention": WARNED,
+        "tool_choice": (("toolConfig", "toolChoice"), {"any": {}}),
+        "parallel_tool_calls": WARNED,
+    },
 }
 
 
@@ -528,7 +567,7 @@ def test_every_setting_reaches_the_wire_or_is_warned_about(
     from wink import Thinking, UnsupportedSettingWarning
 
     value = SETTING_VALUES[setting]
-    if setting == "thinking" and provider == "google":
+    if setting == "thinking" and provider in {"google", "bedrock"}:
         value = Thinking(budget_tokens=1024)
     recorder = Recorder(Turn.text("ok"))
     emulator.set_script(recorder)

@@ -106,6 +106,20 @@ EXPECTED: dict[str, dict[str, dict[str, Any] | None]] = {
         "audio": {"inlineData": {"mimeType": "audio/wav", "data": b64(WAV)}},
     },
 }
+EXPECTED["bedrock"] = {  # bytes only (S3 aside, which wink does not send), no audio
+    "image": {"image": {"format": "png", "source": {"bytes": b64(PNG)}}},
+    "image_url": None,
+    "pdf": {"document": {"format": "pdf", "name": "document", "source": {"bytes": b64(PDF)}}},
+    "pdf_url": None,
+    "text": {
+        "document": {
+            "format": "txt",
+            "name": "document",
+            "source": {"bytes": b64(b"Plain words.")},
+        }
+    },
+    "audio": None,
+}
 CASES = [(provider, part) for provider in PROVIDERS for part in PARTS]
 
 
@@ -148,6 +162,10 @@ def tool_parts(provider: str, body: dict[str, Any]) -> list[Any]:
         [result] = body["messages"][-1]["content"]
         assert result["type"] == "tool_result"
         return result["content"]
+    if provider == "bedrock":
+        [block] = body["messages"][-1]["content"]
+        assert block["toolResult"]["status"] == "success"
+        return block["toolResult"]["content"]
     *_, results, after = body["contents"]
     assert [list(part) for part in results["parts"]] == [["functionResponse"]]
     return after["parts"]
@@ -200,6 +218,7 @@ def test_a_tools_part_reaches_each_provider_in_its_shape(provider: str, name: st
         "openai-responses": {"type": "input_text", "text": "Here it is."},
         "anthropic": {"type": "text", "text": "Here it is."},
         "google": {"text": "Returned by the fetch tool:"},
+        "bedrock": {"text": "Here it is."},
     }[provider]
     assert parts == [text, expected]
 
@@ -353,6 +372,33 @@ WHOLE: dict[str, tuple[str, list[dict[str, Any]]]] = {
 }
 
 
+IMAGE_BLOCK = {"image": {"format": "png", "source": {"bytes": IMAGE_B64}}}
+WHOLE["bedrock"] = (
+    "messages",
+    [
+        {"role": "user", "content": [{"text": "## Task\n\nLook."}, IMAGE_BLOCK]},
+        {
+            "role": "assistant",
+            "content": [
+                {"toolUse": {"toolUseId": "call_1", "name": "fetch", "input": {"what": "x"}}}
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "toolResult": {
+                        "toolUseId": "call_1",
+                        "content": [{"text": "Here it is."}, IMAGE_BLOCK],
+                        "status": "success",
+                    }
+                }
+            ],
+        },
+    ],
+)
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_the_exact_transcript_a_provider_receives(provider: str) -> None:
     image = PARTS["image"]
@@ -415,12 +461,16 @@ def test_a_part_the_turn_did_not_expect_fails_the_test() -> None:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_part_over_the_providers_limit_is_refused_naming_the_limit(provider: str) -> None:
-    limits = {"anthropic": "5 MB each", "google": "20 MB a request"}
+    limits = {
+        "anthropic": "5 MB each",
+        "google": "20 MB a request",
+        "bedrock": "3932160 bytes each",
+    }
     if provider not in limits:  # OpenAI's limits are per request, in bytes of images
         big = [Image.from_bytes(PNG + b"\x00" * (26 * 1024 * 1024), "image/png")] * 2
         limit = "50 MB of these a request"
     else:
-        size = 6 * 1024 * 1024 if provider == "anthropic" else 21 * 1024 * 1024
+        size = 21 * 1024 * 1024 if provider == "google" else 6 * 1024 * 1024
         big = [Image.from_bytes(PNG + b"\x00" * size, "image/png")]
         limit = limits[provider]
     with ProviderEmulator([Turn.text("Seen.")]) as emulator:

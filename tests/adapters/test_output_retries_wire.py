@@ -81,7 +81,7 @@ def run(
 
 def answer_then_reply(provider: str, body: dict[str, Any]) -> list[Any]:
     """The last two entries of the transcript a request sent, in the provider's form."""
-    key = {"anthropic": "messages", "google": "contents"}.get(provider)
+    key = {"anthropic": "messages", "google": "contents", "bedrock": "messages"}.get(provider)
     if key is None:
         key = "messages" if provider == "openai" else "input"
     return body[key][-2:]
@@ -94,6 +94,11 @@ def native_answer_then_reply(provider: str, answer: str, reply: str) -> list[Any
         return [
             {"role": "assistant", "content": [{"type": "text", "text": answer}]},
             {"role": "user", "content": [{"type": "text", "text": reply}]},
+        ]
+    if provider == "bedrock":
+        return [
+            {"role": "assistant", "content": [{"text": answer}]},
+            {"role": "user", "content": [{"text": reply}]},
         ]
     return [
         {"role": "model", "parts": [{"text": answer}]},

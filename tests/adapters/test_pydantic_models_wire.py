@@ -58,7 +58,7 @@ def provider(request: pytest.FixtureRequest) -> str:
 
 
 def answer_turn(provider: str) -> Turn:
-    if provider in ("anthropic", "google"):  # structured output beside tools is a tool there
+    if provider in ("anthropic", "google", "bedrock"):  # output beside tools is a tool there
         return Turn.tool_calls(EmulatedToolCall("final_result_Quote", ANSWER))
     return Turn.json(ANSWER)
 
@@ -76,6 +76,9 @@ def schemas(provider: str, request: EmulatedRequest) -> dict[str, Any]:
         return found
     if provider == "anthropic":
         return {tool["name"]: tool for tool in body["tools"]}
+    if provider == "bedrock":
+        specs = [tool["toolSpec"] for tool in body["toolConfig"]["tools"]]
+        return {spec["name"]: spec["inputSchema"]["json"] for spec in specs}
     (group,) = body["tools"]
     return {d["name"]: d for d in group["functionDeclarations"]}
 
@@ -114,6 +117,9 @@ def test_a_model_tool_and_a_model_output(provider: str, emulator: ProviderEmulat
             "city",
             "nights",
         ]
+        assert "final_result_Quote" in sent
+    elif provider == "bedrock":
+        assert sent["price"]["properties"]["stops"]["items"]["required"] == ["city", "nights"]
         assert "final_result_Quote" in sent
     else:
         parameters = sent["price"]["parametersJsonSchema"]

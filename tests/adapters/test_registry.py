@@ -40,6 +40,7 @@ def _required(name: str) -> dict[str, Any]:
         "azure-responses": {"endpoint": "https://example.openai.azure.com"},
         "vertex": google,
         "vertex-anthropic": google,
+        "bedrock": {"region": "us-east-1"},
     }.get(name, {})
 
 

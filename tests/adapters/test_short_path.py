@@ -49,7 +49,7 @@ def _user_text(provider: str, body: dict[str, Any]) -> Any:
         return body["messages"][-1]["content"]
     if provider == "openai-responses":
         return body["input"][-1]["content"]
-    if provider == "anthropic":
+    if provider in ("anthropic", "bedrock"):
         return body["messages"][-1]["content"]
     return body["contents"][-1]["parts"]
 
@@ -63,6 +63,9 @@ def _tool_specs(provider: str, body: dict[str, Any]) -> dict[str, tuple[str, dic
         return {t["name"]: (t["description"], t["parameters"]) for t in body["tools"]}
     if provider == "anthropic":
         return {t["name"]: (t["description"], t["input_schema"]) for t in body["tools"]}
+    if provider == "bedrock":
+        found = [t["toolSpec"] for t in body["toolConfig"]["tools"]]
+        return {t["name"]: (t["description"], t["inputSchema"]["json"]) for t in found}
     declared = body["tools"][0]["functionDeclarations"]
     return {t["name"]: (t["description"], t["parametersJsonSchema"]) for t in declared}
 
@@ -73,13 +76,20 @@ REQUIRED = {
     "openai-responses": ("tool_choice", "required"),
     "anthropic": ("tool_choice", {"type": "any", "disable_parallel_tool_use": True}),
     "google": ("toolConfig", {"functionCallingConfig": {"mode": "ANY"}}),
+    "bedrock": ("toolChoice", {"any": {}}),  # inside toolConfig
 }
 NAMED = {
     "openai": {"type": "function", "function": {"name": "get_weather"}},
     "openai-responses": {"type": "function", "name": "get_weather"},
     "anthropic": {"type": "tool", "name": "get_weather"},
     "google": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["get_weather"]}},
+    "bedrock": {"tool": {"name": "get_weather"}},
 }
+
+
+def _choice_of(provider: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Where the wire carries its tool choice (Converse: inside `toolConfig`)."""
+    return body.get("toolConfig", {}) if provider == "bedrock" else body
 
 
 def test_a_string_is_one_user_turn_exactly_as_written(provider: str, ok_emulator: Any) -> None:
@@ -93,6 +103,7 @@ def test_a_string_is_one_user_turn_exactly_as_written(provider: str, ok_emulator
         "openai-responses": text,
         "anthropic": [{"type": "text", "text": text}],
         "google": [{"text": text}],
+        "bedrock": [{"text": text}],
     }[provider]
     assert _user_text(provider, first) == expected
     assert ok_emulator.requests[0].instructions == "Answer in $ only."
@@ -119,7 +130,7 @@ def test_a_function_tool_runs_and_its_failure_goes_back_natively(
             tools=[get_weather, explode],
             settings=ModelSettings(temperature=0),
             tool_choice="required",
-            parallel_tool_calls=False if provider != "google" else None,
+            parallel_tool_calls=False if provider not in ("google", "bedrock") else None,
         )
     assert response.text == "Sunny."
     ok, failed = response.tool_invocations
@@ -137,17 +148,19 @@ def test_a_function_tool_runs_and_its_failure_goes_back_natively(
     if provider == "google":
         assert first["generationConfig"]["temperature"] == 0
         assert first["generationConfig"]["maxOutputTokens"] == 300
+    elif provider == "bedrock":
+        assert first["inferenceConfig"] == {"temperature": 0, "maxTokens": 300}
     else:
         assert first["temperature"] == 0
         tokens = {"openai": "max_completion_tokens", "openai-responses": "max_output_tokens"}
         assert first[tokens.get(provider, "max_tokens")] == 300
     field, value = REQUIRED[provider]
-    assert first[field] == value
+    assert _choice_of(provider, first)[field] == value
     # after the first round the model chooses: the loop ends
     if provider == "anthropic":
         assert second["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
     else:
-        assert field not in second
+        assert field not in _choice_of(provider, second)
     if provider in ("openai", "openai-responses"):
         assert first["parallel_tool_calls"] is False
         assert second["parallel_tool_calls"] is False
@@ -157,6 +170,7 @@ def test_a_function_tool_runs_and_its_failure_goes_back_natively(
         "openai-responses": [None, None],
         "anthropic": [False, True],
         "google": [False, True],
+        "bedrock": [False, True],
     }[provider]
 
 
@@ -166,6 +180,13 @@ def test_a_tool_name_as_the_choice(provider: str, ok_emulator: Any) -> None:
         adapter.evaluate("Weather?", tools=[get_weather], tool_choice="none")
         adapter.evaluate("Weather?", tools=[get_weather], tool_choice="auto")
     named, none, auto = (request.body for request in ok_emulator.requests)
+    if (
+        provider == "bedrock"
+    ):  # Converse has no "none" (the tools are left out), auto is its default
+        assert named["toolConfig"]["toolChoice"] == NAMED[provider]
+        assert "toolConfig" not in none
+        assert "toolChoice" not in auto["toolConfig"]
+        return
     field = "toolConfig" if provider == "google" else "tool_choice"
     assert named[field] == NAMED[provider]
     assert (
@@ -266,6 +287,11 @@ def test_batch_items_take_strings_and_merge_their_settings(
     provider: str, provider_emulator_factory: Any
 ) -> None:
     emulator = provider_emulator_factory(default_turn=Turn.text("ok"))
+    if provider == "bedrock":  # Bedrock's batches read from S3: refused before sending
+        with make_adapter(provider, emulator) as adapter, pytest.raises(ConfigurationError):
+            adapter.submit_batch(["First?"])
+        assert emulator.requests == []
+        return
     with make_adapter(provider, emulator, temperature=0.7) as adapter:
         items = [
             "First?",

@@ -199,6 +199,9 @@ def test_the_request_asks_for_a_stream(provider: str, emulator: ProviderEmulator
     if provider == "google":
         assert request.path.endswith(":streamGenerateContent")
         assert request.query == "alt=sse"
+    elif provider == "bedrock":
+        assert request.path.endswith("/converse-stream")
+        assert "stream" not in request.body
     else:
         assert request.body["stream"] is True
     if provider == "openai":

@@ -12,12 +12,13 @@ from wink.testing import EmulatedRequest, ProviderEmulator, Turn
 KEY = "sk-test-THIS-KEY-MUST-NEVER-LEAK-0123456789"
 """An API key shaped like a real one, so redaction has to find it."""
 
-PROVIDERS = ("openai", "openai-responses", "anthropic", "google")
+PROVIDERS = ("openai", "openai-responses", "anthropic", "google", "bedrock")
 MODELS = {
     "openai": "gpt-4.1",
     "openai-responses": "gpt-4.1",
     "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",
+    "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
 }
 
 NO_RETRY = RetryPolicy(max_attempts=1)
@@ -29,6 +30,8 @@ def make_adapter(provider: str, emu: ProviderEmulator, **options: Any) -> Provid
     """`create_adapter` for `provider` on `emu`, with `KEY` and no retries unless given."""
     options.setdefault("retry_policy", NO_RETRY)
     options.setdefault("api_key", KEY)
+    if provider == "bedrock":
+        options.setdefault("region", "us-east-1")
     return create_adapter(
         f"{provider}:{MODELS[provider]}",
         base_url=emu.base_url(provider),  # type: ignore[arg-type]

@@ -105,7 +105,7 @@ def test_every_failure_of_an_mcp_call_reaches_the_model_as_a_failed_result(
     for event, result in zip(events, results, strict=True):
         assert event.result.message in result.text
     assert SECRET_ENV not in json.dumps(emulator.requests[1].body)
-    if provider in {"anthropic", "google"}:  # a native error flag
+    if provider in {"anthropic", "google", "bedrock"}:  # a native error flag
         assert all(result.is_error for result in results)
     else:  # OpenAI has none: the text says it
         assert all(result.text.startswith("Error") for result in results)

@@ -32,8 +32,11 @@ THINKING_MODELS = {
     "openai-responses": "gpt-5",
     "anthropic": "claude-sonnet-4-5",
     "google": "gemini-2.5-flash",
+    "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
 }
-SHOWS_THINKING = frozenset({"openai-responses", "anthropic", "google"})  # Chat shows none
+SHOWS_THINKING = frozenset(
+    {"openai-responses", "anthropic", "google", "bedrock"}
+)  # Chat shows none
 PARIS = EmulatedToolCall("weather", {"city": "Paris"})
 
 
@@ -68,6 +71,8 @@ CASES: dict[str, Case] = {
         text="Sunny.",
         usage=Usage(input_tokens=30, output_tokens=9, reasoning_tokens=5, requests=1),
         thinks=True,
+        # Converse's usage does not count the thinking apart (it is in outputTokens)
+        per_provider={"bedrock": {"usage": Usage(input_tokens=30, output_tokens=9, requests=1)}},
     ),
     "thinking": Case(
         (Turn.text("Sunny.", thinking="Looking outside."),),
@@ -92,7 +97,10 @@ CASES: dict[str, Case] = {
         thinks=True,
         shows=False,
         # Claude shows its thinking unless asked not to (wink sends no `display` then)
-        per_provider={"anthropic": {"thinking": "Ask the tool.\n\nAnswer."}},
+        per_provider={
+            "anthropic": {"thinking": "Ask the tool.\n\nAnswer."},
+            "bedrock": {"thinking": "Ask the tool.\n\nAnswer."},  # Claude, through Bedrock
+        },
     ),
     "redacted_thinking": Case(
         (Turn.text("Sunny.", thinking=[EmulatedThinking("hidden", redacted=True), "Shown."]),),
@@ -151,7 +159,17 @@ CASES: dict[str, Case] = {
         error={"error": "RefusalError", "finish": "refusal", "refusal": "I can't help with that."},
         # Gemini has no refusal: it blocks the prompt
         per_provider={
-            "google": {"error": "ContentFilteredError", "finish": "content_filter", "refusal": None}
+            "google": {
+                "error": "ContentFilteredError",
+                "finish": "content_filter",
+                "refusal": None,
+            },
+            # nor has Bedrock's Converse: it ends the turn `content_filtered`
+            "bedrock": {
+                "error": "ContentFilteredError",
+                "finish": "content_filter",
+                "refusal": None,
+            },
         },
     ),
     "pause": Case(  # Anthropic continues a paused turn; the other wires answer it as stop
@@ -229,11 +247,10 @@ def _expected(provider: str, case: Case) -> dict[str, Any]:
         "finish": "stop",
         "rounds": case.rounds,
         "calls": case.calls,
-        **case.per_provider.get(provider, {}),
     }
     if case.usage is not None:
         expected["usage"] = case.usage
-    return expected
+    return {**expected, **case.per_provider.get(provider, {})}
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

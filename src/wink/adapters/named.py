@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from .base import ProviderAdapter
 
-__all__ = ["AnthropicAdapter", "GoogleAdapter", "OpenAIAdapter", "OpenAIResponsesAdapter"]
+__all__ = [
+    "AnthropicAdapter",
+    "BedrockAdapter",
+    "GoogleAdapter",
+    "OpenAIAdapter",
+    "OpenAIResponsesAdapter",
+]
 
 
 class OpenAIAdapter(ProviderAdapter):
@@ -32,3 +38,9 @@ class GoogleAdapter(ProviderAdapter):
     """Gemini's `generateContent` REST API, over httpx2."""
 
     provider = "google"
+
+
+class BedrockAdapter(ProviderAdapter):
+    """AWS Bedrock's Converse API, over httpx2, SigV4-signed or with a Bedrock API key."""
+
+    provider = "bedrock"

@@ -25,6 +25,7 @@ from ..core.throttling.limiter import Limiter
 from ..core.throttling.retry import RetryPolicy
 from ..providers.azure.options import AzureOptions
 from ..providers.vertex.options import VertexOptions
+from ..providers.bedrock.options import BedrockOptions
 
 if TYPE_CHECKING:
     from ..core.telemetry.spans import Telemetry
@@ -92,7 +93,7 @@ class AdapterOptions(TypedDict, total=False):
     limiter: Limiter | None
 
 
-class AnyHostOptions(AdapterOptions, AzureOptions, VertexOptions, total=False):
+class AnyHostOptions(AdapterOptions, AzureOptions, BedrockOptions, VertexOptions, total=False):
     """`create_adapter`'s options: the common ones and every built-in host's own (each
     host refuses another's, by name: `Host.options`)."""
 

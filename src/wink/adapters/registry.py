@@ -44,6 +44,7 @@ HOSTS: dict[str, HostEntry] = {
     "google": HostEntry("wink.providers.google", "GeminiHost", "google", "GoogleAdapter"),
 }
 HOSTS["gemini"] = HOSTS["google"]
+HOSTS["bedrock"] = HostEntry("wink.providers.bedrock.hosts", "Bedrock", "bedrock", "BedrockAdapter")
 HOSTS["azure"] = HostEntry("wink.providers.azure.hosts", "Azure", "openai")
 HOSTS["azure-responses"] = HostEntry("wink.providers.azure.hosts", "AzureResponses", "openai")
 HOSTS["vertex"] = HostEntry("wink.providers.vertex.gemini", "Vertex", "vertex")
@@ -99,6 +100,9 @@ def create_adapter(spec: str, **options: Unpack[AnyHostOptions]) -> ProviderAdap
       extra `wink[anthropic]`.
     - `google` (alias `gemini`): Gemini `generateContent`; key `GOOGLE_API_KEY` or
       `GEMINI_API_KEY`; extra `wink[google]`.
+    - `bedrock`: AWS Bedrock's Converse API, by model id or inference profile, with
+      `region=`; SigV4 over the AWS credential chain, or a Bedrock API key
+      (`AWS_BEARER_TOKEN_BEDROCK`); extra `wink[bedrock]`.
 
     Hosts of those wires, each with options of its own: `azure`, `azure-responses`
     (docs/hosts/azure.md); `vertex` (Gemini) and `vertex-anthropic` (Claude) on Google

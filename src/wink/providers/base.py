@@ -33,7 +33,7 @@ from ..core.transport.http import HttpCalls, WireRequest
 
 if TYPE_CHECKING:  # a stream's decoder and a batch's wire load when first used
     from ..core.transport.batches import BatchWire
-    from ..core.transport.decoding import Parse, StreamDecoder, StreamFormat
+    from ..core.transport.decoding import Framing, Parse, StreamDecoder, StreamFormat
     from .host import Host
 
 __all__ = ["Connection", "LazyStreamFormat", "Provider", "token_count", "token_count_body"]
@@ -69,6 +69,9 @@ class LazyStreamFormat:
 
     def decoder(self, prompt_name: str, secrets: tuple[str, ...], parse: Parse) -> StreamDecoder:
         return self._load().decoder(prompt_name, secrets, parse)
+
+    def framing(self) -> Framing:
+        return self._load().framing()
 
     def _load(self) -> StreamFormat:
         loaded = self._loaded

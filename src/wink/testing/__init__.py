@@ -32,8 +32,10 @@ if TYPE_CHECKING:
     from .scripted import ScriptedAdapter
     from .standalone import serve
     from .turns import EmulatedThinking, EmulatedToolCall, EmulatedUsage, Finish, Turn
+    from .wire.bedrock import AwsCredentials
 
 __all__ = [
+    "AwsCredentials",
     "EmulatedRequest",
     "EmulatedThinking",
     "EmulatedToolCall",
@@ -65,6 +67,7 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
+    "AwsCredentials": "wink.testing.wire.bedrock",
     "EmulatedRequest": "wink.testing.records",
     "EmulatedThinking": "wink.testing.turns",
     "EmulatedToolCall": "wink.testing.turns",

@@ -59,9 +59,9 @@ def make_asgi_app(handler: Callable[[RawRequest], Reply]) -> ASGIApp:
             )
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
-        request = RawRequest(
-            str(scope["method"]).upper(), str(scope["path"]), query, headers, bytes(body)
-        )
+        raw_path = scope.get("raw_path")  # as sent, like the socket server's (a signed path)
+        path = bytes(raw_path).decode("latin-1") if raw_path else str(scope["path"])
+        request = RawRequest(str(scope["method"]).upper(), path, query, headers, bytes(body))
         reply = handler(request)
         await asyncio.sleep(reply.delay + (reply.hang_seconds if reply.action == "hang" else 0.0))
         if reply.action == "hang":

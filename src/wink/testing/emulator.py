@@ -30,7 +30,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Self
+from typing import Self, cast
 
 from ..core.foundation.checks import a_mapping, a_number, a_whole_number, an_instance
 from ..core.foundation.errors import ConfigurationError
@@ -66,6 +66,7 @@ from .thinking import ReasoningLedger
 from .token_counts import answer_token_count, token_count_route
 from .turns import Turn
 from .wire import WIRES, Rendered, WireContext, WireFormat
+from .wire.bedrock import AwsCredentials, BedrockAuth
 
 __all__ = ["ProviderEmulator", "ScriptFunction", "ScriptItem"]  # the script types, re-exported
 
@@ -91,6 +92,9 @@ class ProviderEmulator:
     background thread, so sync tests, async tests and in-process clients can all reach it.
     `record_limit` keeps only the latest requests (a long-running server needs a bound).
     `batch_items_per_poll` is how many items of a batch one retrieve answers (None: all).
+    Bedrock requests must be signed with `aws_credentials` (SigV4, checked with botocore)
+    or carry one of `bedrock_api_keys` as a bearer; with neither given, any signature or
+    key is taken.
     """
 
     def __init__(
@@ -109,6 +113,8 @@ class ProviderEmulator:
         stream_chunk_size: int = 8,
         stream_chunk_delay: float = 0.0,
         batch_items_per_poll: int | None = None,
+        aws_credentials: AwsCredentials | None = None,
+        bedrock_api_keys: Iterable[str] = (),
     ) -> None:
         where = "ProviderEmulator"
         a_number(latency, f"{where}(latency=...)", "latency", minimum=0)
@@ -121,6 +127,16 @@ class ProviderEmulator:
             name = "record_limit"
             a_whole_number(record_limit, f"{where}({name}=...)", name, minimum=0, maximum=2**31)
         self._chunk_size, self._chunk_delay = stream_settings(stream_chunk_size, stream_chunk_delay)
+        if aws_credentials is not None:
+            an_instance(aws_credentials, AwsCredentials, where, "aws_credentials", "AwsCredentials")
+        given = cast(object, bedrock_api_keys)
+        if isinstance(given, str) or not isinstance(given, Iterable):
+            raise ConfigurationError(
+                f"{where}(bedrock_api_keys=...) takes keys (a list of str), got "
+                f"{bedrock_api_keys!r}",
+                option="bedrock_api_keys",
+            )
+        self._bedrock_auth = BedrockAuth(aws_credentials, tuple(map(str, bedrock_api_keys)))
         self._lock = threading.Lock()
         self._host, self._requested_port = host, port
         self._server: ServerThread | None = None
@@ -216,10 +232,11 @@ class ProviderEmulator:
         """What to pass as the SDK's `base_url` for that provider."""
         if provider in ("openai", "openai-responses"):
             return f"{self.url}/v1"
-        if provider in ("anthropic", "google"):
+        if provider in ("anthropic", "google", "bedrock"):
             return self.url
         raise ConfigurationError(
-            f"unknown provider {provider!r}: one of openai, openai-responses, anthropic, google",
+            f"unknown provider {provider!r}: one of openai, openai-responses, anthropic, "
+            "google, bedrock",
             option="provider",
         )
 
@@ -372,6 +389,11 @@ class ProviderEmulator:
         received = time.time()
         body = parse_body(raw.body)
         route = Route(raw, body, self._ledger)
+        denied = (
+            self._bedrock_auth.check(raw)
+            if route.provider == "bedrock" and not route.not_found and batch is None
+            else None
+        )
         with self._lock:
             number = taken.number = self._record(raw, route.provider, body, received, batch)
             taken.provider = route.provider
@@ -385,6 +407,15 @@ class ProviderEmulator:
             rendered = self._not_found(raw, route, received)
             return self._finish(Reply(rendered.status, rendered.headers, rendered.body, delay))
         wire = WIRES[route.provider]
+        ctx = WireContext(
+            route.model, as_object(body), received, self._ids, rate, self._google_ids, self._ledger
+        )
+        if denied is not None:  # before any fault or turn: nothing else is looked at
+            with self._lock:
+                self._queue.extendleft(reversed(taken.popped))
+                if taken.injected is not None:
+                    self._injected.appendleft((taken.injected, 1))
+            return self._finish(self._render(wire, denied, ctx, delay))
         fields = as_object(body)
         function = self._function
         if pick is None and function is not None:
@@ -417,9 +448,6 @@ class ProviderEmulator:
             if pick.expect_history is not None:
                 pick.check_history(wire.history(fields))
             pick = self._cache.counted(pick, wire.cache_prefixes(fields))
-        ctx = WireContext(
-            route.model, fields, received, self._ids, rate, self._google_ids, self._ledger
-        )
         if route.stream and batch is None:
             return self._finish(self._render_stream(wire, pick, ctx, delay, under, chunking))
         if isinstance(pick, Fault) and pick.kind in STREAM_FAULTS:
@@ -638,6 +666,8 @@ class ProviderEmulator:
 
     def _not_found(self, raw: RawRequest, route: Route, now: float) -> Rendered:
         ctx = WireContext(route.model, {}, now, self._ids)
+        if route.provider == "bedrock" or raw.path.startswith("/model/"):
+            return WIRES["bedrock"].render_not_found(f"Unknown operation: {raw.path}", ctx)
         if route.provider == "google" or "x-goog-api-key" in raw.headers:
             message = (
                 f"models/{route.model} is not found for API version v1beta, or is not "

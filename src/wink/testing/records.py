@@ -22,10 +22,12 @@ __all__ = [
     "redact_headers",
 ]
 
-Provider = Literal["openai", "openai-responses", "anthropic", "google"]
+Provider = Literal["openai", "openai-responses", "anthropic", "google", "bedrock"]
 """A wire format the emulator speaks ("openai" is Chat Completions)."""
 
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie"})
+_SECRET_HEADERS = frozenset(
+    {"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie", "x-amz-security-token"}
+)
 
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, cast
+from urllib.parse import unquote
 
 from .faults import Fault
 from .formats import as_object
@@ -16,8 +17,9 @@ from .server import RawRequest
 from .thinking import ReasoningLedger
 from .vertex import VertexAI
 from .wire import WIRES
+from .wire.bedrock import BedrockWire
 
-__all__ = ["GOOGLE_ROUTE", "ROUTES", "Route", "parse_body"]
+__all__ = ["BEDROCK_ROUTE", "GOOGLE_ROUTE", "ROUTES", "Route", "parse_body"]
 
 ROUTES: dict[str, Provider] = {
     "/v1/chat/completions": "openai",
@@ -26,6 +28,7 @@ ROUTES: dict[str, Provider] = {
 }
 _EMULATED_HOSTS = (*HOSTS, VertexAI())  # Vertex's module builds on hosts.py
 GOOGLE_ROUTE = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):([A-Za-z]+)$")
+BEDROCK_ROUTE = re.compile(r"^/model/([^/]+)/(converse|converse-stream)$")
 
 
 class Route:
@@ -58,12 +61,16 @@ class Route:
                 elif match.group(2) != "generateContent":
                     self.not_found = True
         if self.provider is None:
+            match = BEDROCK_ROUTE.match(raw.path)
+            if match is not None:
+                self.provider, self.model = "bedrock", unquote(match.group(1))
+                self.stream = match.group(2) == "converse-stream"
+        if self.provider is None:
             self.not_found = True
             return
         fields = as_object(body)
-        if self.provider != "google":
+        if self.provider not in ("google", "bedrock"):
             self.model = str(fields.get("model", ""))
-        if self.provider != "google":
             self.stream = fields.get("stream") is True
         if hosted is not None and hosted.model is not None:
             self.model = hosted.model
@@ -79,6 +86,8 @@ class Route:
         elif self.problem is None:
             wire = WIRES[self.provider]
             self.problem = wire.validate(fields)
+            if self.problem is None and isinstance(wire, BedrockWire):
+                self.problem = wire.check_model(self.model, fields)
             if self.problem is None:
                 # a part the API cannot read is refused as it parses the body, before it
                 # looks at the conversation

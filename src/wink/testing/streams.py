@@ -16,11 +16,13 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from ..core.foundation.checks import a_number, a_whole_number
+from .eventstream import event_frame
 from .faults import Fault
 from .formats import dump
 from .records import Provider
 from .turns import Turn
 from .wire import WIRES, WireContext
+from .wire.bedrock import bedrock_stream, stream_error
 
 __all__ = [
     "NOT_JSON",
@@ -79,8 +81,11 @@ def plan_stream(
     """The streamed answer for `turn`, broken as `fault` (a stream fault) says."""
     rendered = WIRES[provider].render_turn(turn, ctx)
     headers = dict(rendered.headers)
-    headers["content-type"] = "text/event-stream; charset=utf-8"
-    headers["cache-control"] = "no-cache"
+    if provider == "bedrock":
+        headers["content-type"] = "application/vnd.amazon.eventstream"
+    else:
+        headers["content-type"] = "text/event-stream; charset=utf-8"
+        headers["cache-control"] = "no-cache"
     body = cast(dict[str, Any], json.loads(rendered.body))
     events = _RENDERERS[provider](body, ctx, max(1, chunk_size), turn)
     if fault is None:
@@ -92,7 +97,12 @@ def plan_stream(
     if kind == "stream_reset":
         return StreamPlan(200, headers, events, reset_after=after)
     if kind == "stream_malformed":
-        return StreamPlan(200, headers, [*events[:after], _MALFORMED, *events[after:]])
+        broken = (
+            corrupt_frame(events[min(after, len(events) - 1)])
+            if provider == "bedrock"
+            else _MALFORMED
+        )
+        return StreamPlan(200, headers, [*events[:after], broken, *events[after:]])
     if kind == "stream_truncated":
         return StreamPlan(200, headers, events[:after])
     if kind == "drop_connection":
@@ -144,6 +154,8 @@ def cut(body: bytes, sizes: tuple[int, ...]) -> tuple[bytes, ...]:
 
 
 def _event(provider: Provider, value: Any, name: str | None = None) -> bytes:
+    if provider == "bedrock":
+        return event_frame(name or "messageStart", value)
     head = f"event: {name}\n".encode() if name else b""
     end = b"\r\n\r\n" if provider == "google" else b"\n\n"
     return head + b"data: " + dump(value) + end
@@ -461,6 +473,8 @@ _ERRORS: dict[str, dict[str, tuple[Any, ...]]] = {
 
 def error_events(provider: Provider, fault: Fault, ctx: WireContext) -> list[bytes]:
     """The events a provider sends when it fails mid-stream (then the stream ends)."""
+    if provider == "bedrock":
+        return stream_error(fault)
     kind = fault.error_kind or "overloaded"
     family = "openai" if provider == "openai-responses" else provider
     first, code, text = _ERRORS[kind][family]
@@ -501,4 +515,10 @@ _RENDERERS: dict[Provider, Callable[[dict[str, Any], WireContext, int, Turn], li
     "openai-responses": _responses,
     "anthropic": _anthropic,
     "google": _google,
+    "bedrock": bedrock_stream,
 }
+
+
+def corrupt_frame(frame: bytes) -> bytes:
+    """An event-stream message with its message CRC broken (a byte flipped in transit)."""
+    return frame[:-1] + bytes([frame[-1] ^ 0xFF])

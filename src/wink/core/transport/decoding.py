@@ -1,15 +1,16 @@
 """What every wire format's stream decoder shares, and the reading of one streamed round.
 
-A decoder turns the SSE events of one round into stream events as they arrive and, at
-the end, into the `ModelResponse` the provider's non-streaming parser would have made of
-the same answer: it rebuilds the non-streaming body and hands it to that parser, so a
-streamed round and an evaluated one cannot drift apart.
+A wire format says how its body is framed (`Framing`: SSE for most, AWS event-stream
+binary frames for Bedrock); a decoder turns the frames of one round into stream events
+as they arrive and, at the end, into the `ModelResponse` the provider's non-streaming
+parser would have made of the same answer: it rebuilds the non-streaming body and hands
+it to that parser, so a streamed round and an evaluated one cannot drift apart.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, cast
 
 from ..foundation.errors import PromptEvaluationError, ThrottleDetails, ThrottleError
@@ -23,9 +24,13 @@ from ..foundation.events import (
 )
 from ..foundation.messages import ModelResponse, ToolCall
 from .errors import MalformedResponse, StatusFacts, error_from_facts
+from .sse import SSEDecoder
 
 __all__ = [
+    "Frame",
+    "Framing",
     "Parse",
+    "SSEFramed",
     "StreamDecoder",
     "StreamFormat",
     "ToolCalls",
@@ -37,10 +42,28 @@ __all__ = [
 ]
 
 
-class StreamDecoder(Protocol):
-    """One round of one wire format: SSE events in, stream events and a response out.
+Frame = tuple[str, str | bytes]
+"""One framed event: its name and its JSON payload (text or UTF-8 bytes)."""
 
-    Core reads the SSE and decodes each event's JSON object (a `ValueError` when it is
+
+class Framing(Protocol):
+    """How a streamed body is cut into events: `feed` each piece as it arrives, `close`
+    at the end; each returns the frames completed. A frame that fails its own checks
+    raises a `ValueError` (the round fails in its response phase). `foreign` is the first
+    text that is not of the framing at all (an HTML error page on a 200), if any: a body
+    cut short that was never the framing is malformed, not truncated."""
+
+    foreign: str | None
+
+    def feed(self, piece: bytes, /) -> Sequence[Frame]: ...
+
+    def close(self) -> Sequence[Frame]: ...
+
+
+class StreamDecoder(Protocol):
+    """One round of one wire format: framed events in, stream events and a response out.
+
+    Core reads the frames and decodes each event's JSON object (a `ValueError` when it is
     not one); `end_marker` names the data, not JSON, that some formats end with (OpenAI
     Chat Completions' `[DONE]`), handed to `feed` as None.
     """
@@ -53,7 +76,7 @@ class StreamDecoder(Protocol):
         ...
 
     def feed(self, event: str, payload: dict[str, Any] | None, out: list[StreamEvent], /) -> None:
-        """Read one SSE event (its name, its JSON object; None: the end marker),
+        """Read one event (its name, its JSON object; None: the end marker),
         appending what it says to `out`. Raises a `WinkError` for an error event, a
         `ValueError` for what is not the documented shape."""
         ...
@@ -69,7 +92,12 @@ Parse = Callable[[Any], ModelResponse]
 
 
 class StreamFormat(Protocol):
-    """How a wire format streams: the request's streaming form and a decoder per round."""
+    """How a wire format streams: the request's streaming form, how its body is framed,
+    and a decoder per round."""
+
+    def framing(self) -> Framing:
+        """A new framing for one round's body (`SSEDecoder()` for server-sent events)."""
+        ...
 
     def stream_body(self, path: str, body: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
         """The (path, body) that asks for a stream, from the non-streaming ones."""
@@ -79,6 +107,15 @@ class StreamFormat(Protocol):
         """A decoder for one round; `parse` is the provider's parser of a whole answer,
         which the decoder hands the body it rebuilt."""
         ...
+
+
+class SSEFramed:
+    """A `StreamFormat` whose body is server-sent events (every wire but Bedrock's)."""
+
+    __slots__ = ()
+
+    def framing(self) -> Framing:
+        return SSEDecoder()
 
 
 # --- failures in the stream
@@ -103,7 +140,7 @@ def truncated(prompt_name: str, what: str) -> ThrottleError:
     )
 
 
-def decode_json(data: str) -> dict[str, Any]:
+def decode_json(data: str | bytes) -> dict[str, Any]:
     """One event's JSON object; anything else is malformed (a `ValueError`)."""
     value = json.loads(data)
     if not isinstance(value, dict):

@@ -151,7 +151,7 @@ class Exchange:
         prompt, secrets = request.prompt_name, self._secrets
         wire = self._wire(request, streamed)
         decoder = streamed.decoder(prompt, secrets, translator.parse_response)
-        reader = BodyReader(decoder, prompt, secrets)
+        reader = BodyReader(decoder, prompt, secrets, streamed.framing())
         logged = wire_log.enabled()
         if logged:
             wire_log.log_request(translator.name, self._url(wire), wire.content, secrets)

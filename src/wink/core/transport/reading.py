@@ -1,4 +1,4 @@
-"""Reading one streamed round's body: SSE -> the wire's decoder -> stream events.
+"""Reading one streamed round's body: the wire's framing -> its decoder -> stream events.
 
 One way for every transport: the body's pieces come as an async iterator
 (`wink.core.transport.http.OpenStream`), each piece's events go to the sink as one batch.
@@ -8,41 +8,48 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import AbstractContextManager
 
 from ..foundation.errors import ThrottleError, WinkError
 from ..foundation.events import EventSink, StreamEvent, UsageReported
 from ..foundation.messages import ModelResponse
-from .decoding import StreamDecoder, decode_json
+from .decoding import Frame, Framing, StreamDecoder, decode_json
 from .errors import SdkErrors, map_sdk_errors, response_shape_error
-from .sse import SSEDecoder, SSEEvent
+from .sse import SSEDecoder
 
 __all__ = ["BodyReader", "read_errors", "read_stream"]
 
 
 class BodyReader:
-    """One round's body, piece by piece: SSE -> the wire's decoder -> stream events.
+    """One round's body, piece by piece: the wire's framing (SSE unless it says
+    otherwise) -> its decoder -> stream events.
 
     `feed` and `finish` return the events found; a failure (an error event, a malformed
     event) is kept in `failure`, to be raised once those events are delivered. After
     `finish`, `response` holds the round's `ModelResponse` unless `failure` is set.
     """
 
-    __slots__ = ("_decoder", "_prompt", "_secrets", "_sse", "failure", "response")
+    __slots__ = ("_decoder", "_framing", "_prompt", "_secrets", "failure", "response")
 
-    def __init__(self, decoder: StreamDecoder, prompt_name: str, secrets: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        decoder: StreamDecoder,
+        prompt_name: str,
+        secrets: tuple[str, ...],
+        framing: Framing | None = None,
+    ) -> None:
         self._decoder = decoder
         self._prompt = prompt_name
         self._secrets = secrets
-        self._sse = SSEDecoder()
+        self._framing: Framing = framing if framing is not None else SSEDecoder()
         self.failure: WinkError | None = None
         self.response: ModelResponse | None = None
 
     def feed(self, piece: bytes) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         try:
-            self._decode(self._sse.feed(piece), out)
+            self._decode(self._framing.feed(piece), out)
         except WinkError as error:
             self.failure = error
         except ValueError as error:  # bad JSON, not UTF-8, not the documented shape
@@ -52,10 +59,10 @@ class BodyReader:
     def finish(self) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         try:
-            self._decode(self._sse.close(), out)
+            self._decode(self._framing.close(), out)
             response = self._decoder.finish()
         except ThrottleError as error:
-            foreign = self._sse.foreign
+            foreign = self._framing.foreign
             self.failure = (  # not cut short, when it is not an event stream at all
                 self._malformed(ValueError(f"the body is not an event stream: {foreign!r}"))
                 if foreign is not None
@@ -73,7 +80,7 @@ class BodyReader:
         self.response = response
         return out
 
-    def _decode(self, events: list[SSEEvent], out: list[StreamEvent]) -> None:
+    def _decode(self, events: Sequence[Frame], out: list[StreamEvent]) -> None:
         decoder = self._decoder
         end = decoder.end_marker
         for name, data in events:

@@ -15,7 +15,7 @@ from typing import Any, cast
 from ...core.foundation.errors import PromptEvaluationError
 from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
-from ...core.transport.decoding import Parse, ToolCalls, stream_failure, truncated
+from ...core.transport.decoding import Parse, SSEFramed, ToolCalls, stream_failure, truncated
 from ...core.transport.errors import MalformedResponse
 from .messages import ERROR_STATUS, anthropic_error_facts
 
@@ -24,7 +24,7 @@ __all__ = ["AnthropicStream", "AnthropicStreamDecoder"]
 _CALL_BLOCKS = frozenset({"tool_use"})  # client tools; server tools run at Anthropic
 
 
-class AnthropicStream:
+class AnthropicStream(SSEFramed):
     """The Messages API `StreamFormat`."""
 
     def stream_body(self, path: str, body: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:

@@ -18,6 +18,7 @@ from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
 from ...core.transport.decoding import (
     Parse,
+    SSEFramed,
     ToolCalls,
     keep_identity,
     stream_failure,
@@ -36,7 +37,7 @@ _IDENTITY_KEYS = ("modelVersion", "responseId", "createTime")
 _STREAM = ":streamGenerateContent?alt=sse"
 
 
-class GeminiStream:
+class GeminiStream(SSEFramed):
     """The Gemini API `StreamFormat`."""
 
     def stream_body(self, path: str, body: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:

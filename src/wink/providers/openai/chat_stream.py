@@ -15,6 +15,7 @@ from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
 from ...core.transport.decoding import (
     Parse,
+    SSEFramed,
     ToolCalls,
     keep_identity,
     stream_failure,
@@ -71,7 +72,7 @@ def openai_error_status(error: Mapping[str, Any]) -> int:
     return 500
 
 
-class ChatStream:
+class ChatStream(SSEFramed):
     """The Chat Completions `StreamFormat`."""
 
     def stream_body(self, path: str, body: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:

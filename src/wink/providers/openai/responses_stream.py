@@ -15,7 +15,7 @@ from typing import Any, cast
 from ...core.foundation.errors import PromptEvaluationError
 from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
-from ...core.transport.decoding import Parse, ToolCalls, stream_failure, truncated
+from ...core.transport.decoding import Parse, SSEFramed, ToolCalls, stream_failure, truncated
 from ...core.transport.errors import MalformedResponse
 from .chat_stream import openai_error_status
 from .client import openai_error_facts
@@ -26,7 +26,7 @@ _TERMINAL = frozenset({"response.completed", "response.incomplete"})
 _THINKING = frozenset({"response.reasoning_summary_text.delta", "response.reasoning_text.delta"})
 
 
-class ResponsesStream:
+class ResponsesStream(SSEFramed):
     """The Responses API `StreamFormat`."""
 
     def stream_body(self, path: str, body: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
