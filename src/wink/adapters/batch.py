@@ -38,6 +38,7 @@ from ..core.foundation.errors import (
 )
 from ..core.foundation.messages import ModelRequest, ModelResponse
 from ..core.foundation.portable import CallIdRules, portable_messages
+from ..core.foundation.pricing import Pricer
 from ..core.foundation.settings import ModelSettings
 from ..core.prompting.session import Session
 from ..core.throttling.retry import RetryPolicy
@@ -172,6 +173,7 @@ class BatchRunner:
         timeout: float,
         retry_policy: RetryPolicy,
         loop_settings: LoopSettings,
+        pricer: Pricer | None = None,
     ) -> None:
         wire = api.batch_wire()
         if wire is None:
@@ -188,7 +190,8 @@ class BatchRunner:
         self._loop_settings = replace(
             loop_settings, retry_policy=RetryPolicy(max_attempts=1), telemetry=None
         )
-        self._default = Exchange(api, secrets=secrets, timeout=timeout)
+        self._pricer = pricer  # the batch discount's (`Pricer.for_batch`)
+        self._default = Exchange(api, secrets=secrets, timeout=timeout, pricer=pricer)
 
     # ---- the public operations
 
@@ -287,6 +290,9 @@ class BatchRunner:
             item.approvals,
         )
         name = item.prompt.name
+        budget = call.budget
+        if budget is not None and budget.max_cost is not None and self._pricer is not None:
+            self._pricer.check()  # a limit in money that cannot trip is refused now
         client = DeferredClient(
             self.name,
             self._exchange(item.settings),
@@ -409,6 +415,7 @@ class BatchRunner:
             type(api)(api.model, settings, api.connection),
             secrets=self._secrets,
             timeout=self._timeout,
+            pricer=self._pricer,
         )
 
     # ---- checks

@@ -110,6 +110,11 @@ class Evaluator(ABC):
         """What serves this evaluation's rounds, and the adapter's loop settings.
         `blocking`: it runs on a private loop of a sync entry point, which may block."""
 
+    @abstractmethod
+    def _check_priced(self) -> None:
+        """Raise `ConfigurationError` unless every model that may answer has a price
+        (a `Budget(max_cost=...)` needs one)."""
+
     async def evaluate_async(
         self,
         prompt: Prompt[OutputT],
@@ -261,6 +266,9 @@ class Evaluator(ABC):
         from ..core.agent.loop import run_evaluation
         from ..core.prompting.session import Session
 
+        budget = call.budget
+        if budget is not None and budget.max_cost is not None:
+            self._check_priced()  # a limit in money that cannot trip is refused now
         session = call.session if call.session is not None else Session()
         sources = prompt.tool_sources
         if sources:

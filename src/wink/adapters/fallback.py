@@ -228,6 +228,10 @@ class FallbackAdapter(Evaluator):
         )
         return chain, settings
 
+    def _check_priced(self) -> None:
+        for adapter in self.adapters:  # each round is priced by the adapter that runs it
+            adapter._check_priced()
+
     # ---- opening and closing
 
     def _prepare(self, *, sync: bool) -> None:

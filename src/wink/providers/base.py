@@ -82,8 +82,10 @@ class Provider(ABC):
     (read in order when no key is given), `unsupported_settings` (warned about, not sent),
     `rate_limit_headers`, `telemetry_name` (`gen_ai.provider.name`), `stream_format`
     (None: not streamed on the wire), `call_ids`, `content_rules` (the images, documents
-    and audio it carries, where, within which limits: checked before sending). Its batch
-    API, if it has one, is `batch_wire()`.
+    and audio it carries, where, within which limits: checked before sending),
+    `price_provider_id` (genai-prices' provider id its answers are priced under: a host
+    that resells a model at its own prices names its own; None lets genai-prices find the
+    provider from the model name). Its batch API, if it has one, is `batch_wire()`.
     """
 
     name: ClassVar[str]
@@ -94,6 +96,7 @@ class Provider(ABC):
     stream_format: ClassVar[StreamFormat | None] = None
     call_ids: ClassVar[CallIdRules] = CallIdRules()
     content_rules: ClassVar[ContentRules] = NO_CONTENT
+    price_provider_id: ClassVar[str | None] = None
 
     def __init__(self, model: str, settings: ModelSettings, connection: Connection) -> None:
         self.model = model

@@ -15,6 +15,7 @@ from ..core.foundation.checks import kind_of
 from ..core.foundation.errors import InvalidArgumentError, PromptEvaluationError
 from ..core.foundation.events import EventSink
 from ..core.foundation.messages import ModelRequest, ModelResponse, ToolCall, Usage
+from ..core.foundation.pricing import Pricer
 from ..core.transport.decoding import events_of
 from ..core.transport.http import EncodedRequest, HttpCalls, Transport, WireRequest
 from ..core.transport.runner import Exchanging, OnOpen
@@ -125,10 +126,12 @@ class Scripted(Provider):
 
 
 class _ScriptExchange:
-    """The round trip of a scripted model: the next step of the script."""
+    """The round trip of a scripted model: the next step of the script, priced by the
+    adapter's `pricer` as a real answer is (`model=` and `prices=` set its price)."""
 
-    def __init__(self, script: _Script) -> None:
+    def __init__(self, script: _Script, pricer: Pricer) -> None:
         self.script = script
+        self.pricer = pricer
 
     async def request(self, request: ModelRequest, transport: Transport) -> ModelResponse:
         script = self.script
@@ -144,7 +147,7 @@ class _ScriptExchange:
             step = step(request)
         if isinstance(step, BaseException):
             raise step
-        return step
+        return self.pricer.tag(step)
 
     async def stream(
         self,
@@ -185,4 +188,4 @@ class ScriptedAdapter(ProviderAdapter):
         return Scripted
 
     def _make_exchange(self) -> Exchanging:
-        return _ScriptExchange(self._script)
+        return _ScriptExchange(self._script, self.pricer)

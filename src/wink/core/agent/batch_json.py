@@ -19,6 +19,8 @@ at its default; a reader refuses what it does not know, naming the place.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from decimal import Decimal, InvalidOperation
 from typing import Any, cast, get_args
 
 from ..foundation.checks import kind_of
@@ -36,7 +38,7 @@ __all__ = ["JOB_VERSION", "dump_job", "load_job"]
 JOB_VERSION = 1
 _TYPE = "wink.batch_job"
 _WHAT = "batch job"
-_USAGE_FIELDS = tuple(Usage.__dataclass_fields__)
+_USAGE_FIELDS = tuple(name for name in Usage.__dataclass_fields__ if name != "billed_cost")
 _FINISH_REASONS: tuple[str, ...] = get_args(FinishReason)
 
 
@@ -94,8 +96,13 @@ def _dump_answer(answer: PromptResponse[Any] | SavedAnswer) -> dict[str, Any]:
     return out
 
 
-def _dump_usage(usage: Usage) -> dict[str, int]:
-    return {name: value for name in _USAGE_FIELDS if (value := getattr(usage, name))}
+def _dump_usage(usage: Usage) -> dict[str, int | str]:
+    counts: dict[str, int | str] = {
+        name: value for name in _USAGE_FIELDS if (value := getattr(usage, name))
+    }
+    if usage.billed_cost is not None:  # money as its exact decimal text
+        counts["billed_cost"] = str(usage.billed_cost)
+    return counts
 
 
 def _transcript(messages: Any) -> Any:
@@ -188,8 +195,14 @@ def _load_usage(reader: JsonReader) -> Usage:
         return Usage()
     counts = reader.within("usage")
     usage = Usage(**{name: counts.optional(name, int, 0) for name in _USAGE_FIELDS})
+    billed = counts.optional("billed_cost", str, None)
     counts.done()
-    return usage
+    if billed is None:
+        return usage
+    try:
+        return replace(usage, billed_cost=Decimal(billed))
+    except InvalidOperation:
+        raise counts.invalid(f"usage.billed_cost is not an amount: {billed!r}") from None
 
 
 def _load_transcript(reader: JsonReader, name: str) -> Transcript:

@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any, Generic, Protocol, cast
 
 from ..foundation.content import Attachment, TextPart, UserPart
+from ..foundation.cost import Cost, PriceTag
 from ..foundation.errors import (
     DeadlineExceededError,
     EvaluationPhase,
@@ -118,6 +119,10 @@ class PromptResponse(Generic[OutputT]):
     turns): pass it as `history=` to go on (docs/conversations.md). `pending` are the
     calls that stopped the evaluation to wait for a person (docs/approvals.md); then
     `text` is what the model said with them and `output` is None.
+
+    `cost` is what the evaluation cost, every round's answer priced by the adapter that
+    ran it (None when one cannot be priced; docs/cost.md); `model` the model that gave
+    the last answer, as the provider named it (the adapter's `model` is the one asked for).
     """
 
     prompt_name: str
@@ -130,6 +135,13 @@ class PromptResponse(Generic[OutputT]):
     thinking: str | None = None  # the readable thinking of every round, where shown
     transcript: Transcript = field(default_factory=Transcript)
     pending: tuple[PendingToolCall, ...] = ()
+    model: str | None = None
+    price_tag: PriceTag | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def cost(self) -> Cost | None:
+        tag = self.price_tag
+        return tag.cost if tag is not None else None
 
 
 @dataclass(slots=True)
@@ -217,6 +229,7 @@ def _record_failure(
         error=failure,
         rounds=progress.rounds,
         usage=tracker.usage,
+        price_tag=tracker.price_tag,
     )
     trace = current_trace()
     if trace is not None:
@@ -257,7 +270,8 @@ async def _evaluate(
     resuming = history is not None and bool(history.pending)
     if state is not None:  # where it stopped, waiting for an answer
         messages = list(state.messages)
-        progress.rounds, tracker.usage = state.round - 1, state.usage
+        progress.rounds = state.round - 1
+        tracker.resume(state.usage, state.price_tag)
     elif not resuming:  # else the person's answers are the next turn
         messages.append(_first_turn(rendered.text, rendered.parts, attachments))
     system = (SystemMessage(rendered.instructions),) if rendered.instructions else ()
@@ -316,6 +330,7 @@ async def _evaluate(
                     answers.rejected if answers is not None else 0,
                     tuple(thoughts),
                     tuple(invocations),
+                    tracker.price_tag,
                 )
                 raise
             progress.phase = "response"
@@ -323,9 +338,7 @@ async def _evaluate(
             if response.finish_reason == "paused":  # a long turn, stopped part-way: it goes
                 messages.append(echo_turn(response))  # back unchanged and the model goes on
                 if sink is not None:
-                    await sink.send(
-                        [RoundFinished(progress.rounds, response.finish_reason, response.usage, 0)]
-                    )
+                    await sink.send([_finished(progress.rounds, response, 0)])
                 continue
             calls, answer = split_output_call(response, rendered.output)
             if response.finish_reason == "error" or (not calls and answer is None):
@@ -336,9 +349,7 @@ async def _evaluate(
                     if rejected is not None:
                         reply = _reject(session, client, progress.rounds, answers, rejected, sink)
                 if sink is not None:
-                    await sink.send(
-                        [RoundFinished(progress.rounds, response.finish_reason, response.usage, 0)]
-                    )
+                    await sink.send([_finished(progress.rounds, response, 0)])
                 if reply is None:
                     final_text = response.text
                     messages.append(echo_turn(response))  # the answer ends the transcript
@@ -365,13 +376,7 @@ async def _evaluate(
             else:
                 executions = await executor.execute(calls, lambda event: sink.put([event]))
             if sink is not None:
-                finished = RoundFinished(
-                    progress.rounds,
-                    response.finish_reason,
-                    response.usage,
-                    len(response.tool_calls),
-                )
-                await sink.send([finished])
+                await sink.send([_finished(progress.rounds, response, len(response.tool_calls))])
             messages.extend(execution.to_message() for execution in executions)
             invocations.extend(session[ToolInvoked][-len(executions) :] if executions else ())
             if held:  # the evaluation waits for a person (docs/approvals.md)
@@ -411,6 +416,8 @@ async def _evaluate(
         thinking="\n\n".join(thoughts) if thoughts else None,
         transcript=Transcript(cast(list[TranscriptMessage], messages)),
         pending=pending,
+        model=response.model,
+        price_tag=tracker.price_tag,
     )
     executed = PromptExecuted(
         prompt_name=name,
@@ -420,9 +427,16 @@ async def _evaluate(
         usage=tracker.usage,
         rounds=progress.rounds,
         thinking=result.thinking,
+        price_tag=result.price_tag,
     )
     publish(session, executed)
     return result
+
+
+def _finished(round_number: int, response: ModelResponse, calls: int) -> RoundFinished:
+    return RoundFinished(
+        round_number, response.finish_reason, response.usage, calls, response.price_tag
+    )
 
 
 def _shown(sink: EventSink | None) -> Callable[[ToolInvoked], None] | None:
@@ -555,7 +569,7 @@ async def _request(
                 prompt_name=request.prompt_name,
             ) from error
         raise
-    tracker.record(response.usage + _ONE_REQUEST)
+    tracker.record(response.usage + _ONE_REQUEST, response.price_tag)
     return response
 
 

@@ -39,6 +39,7 @@ class Anthropic(Provider):
     unsupported_settings = frozenset({"seed", "prompt_cache_key", "prompt_cache_retention"})
     rate_limit_headers = messages.RATE_LIMIT_HEADERS
     telemetry_name = "anthropic"
+    price_provider_id = "anthropic"  # genai-prices' id
     stream_format = LazyStreamFormat(f"{__name__}.stream", "AnthropicStream")
     content_rules = messages.CONTENT_RULES
 

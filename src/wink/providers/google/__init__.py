@@ -40,6 +40,7 @@ class Gemini(Provider):
     api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
     unsupported_settings = frozenset({"prompt_cache_key", "prompt_cache_retention"})
     telemetry_name = "gcp.gemini"
+    price_provider_id = "google"  # genai-prices' id
     stream_format = LazyStreamFormat(f"{__name__}.stream", "GeminiStream")
     content_rules = generate.CONTENT_RULES
     call_ids = CallIdRules(foreign_call_data={"thought_signature": _FOREIGN_SIGNATURE})

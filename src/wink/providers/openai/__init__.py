@@ -32,6 +32,7 @@ class _OpenAI(Provider):
     api_key_variables = ("OPENAI_API_KEY",)
     rate_limit_headers = RATE_LIMIT_HEADERS
     telemetry_name = "openai"
+    price_provider_id = "openai"  # genai-prices' id
 
     def make_client(self, *, sync: bool) -> Any:
         connection = self.connection
