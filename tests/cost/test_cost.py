@@ -286,3 +286,26 @@ def test_import_wink_does_not_import_genai_prices() -> None:
     code = "import sys, wink; wink.Cost; wink.Budget; print('genai_prices' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_each_request_span_carries_its_cost() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    tracing = TracerProvider()
+    tracing.add_span_processor(SimpleSpanProcessor(exporter))
+    script = [_tool_turn(input_tokens=1000, output_tokens=100), Turn.text("ok", output_tokens=10)]
+    with ProviderEmulator(script) as emu:
+        adapter = create_adapter(
+            "openai:gpt-4.1", base_url=emu.base_url("openai"), api_key="k", tracer_provider=tracing
+        )
+        adapter.evaluate(PROMPT)
+        adapter.close()
+    chats = [span for span in exporter.get_finished_spans() if span.name.startswith("chat ")]
+    costs = [(span.attributes or {}).get("wink.cost.usd") for span in chats]
+    assert costs == [
+        float(_expected("openai", "gpt-4.1", input_tokens=1000, output_tokens=100)),
+        float(_expected("openai", "gpt-4.1", input_tokens=10, output_tokens=10)),
+    ]
