@@ -70,9 +70,19 @@ def script_for(
 def with_stray_429s(
     script: Callable[[EmulatedRequest], Turn], share: float, retry_after: float
 ) -> Callable[[EmulatedRequest], Turn | Fault]:
-    """`script`, but `share` of the requests (at random, seeded) get a 429 instead."""
+    """`script`, but `share` of the requests (at random, seeded) get a 429 instead: the
+    one OpenAI sends when its capacity runs short, with no limit of the account behind it
+    (no rate-limit header, no limit named: `Fault.rate_limit` would claim one)."""
     dice = random.Random(20)
-    refusal = Fault.rate_limit(retry_after)
+    overloaded = {
+        "message": "That model is currently overloaded with other requests. You can retry "
+        "your request, or contact us through our help center at help.openai.com if the "
+        "error persists.",
+        "type": "server_error",
+        "param": None,
+        "code": None,
+    }
+    refusal = Fault.http(429, {"error": overloaded}, {"retry-after": f"{retry_after:g}"})
 
     def answer(request: EmulatedRequest) -> Turn | Fault:
         return refusal if dice.random() < share else script(request)

@@ -49,7 +49,24 @@ def _resolve(block: str) -> str | None:
     return _SNIPPET.sub(lambda match: (ROOT / match.group(1)).read_text(encoding="utf-8"), block)
 
 
-def _run_blocks(blocks: list[str], name: str, source: str) -> types.ModuleType:
+_SHOWN = re.compile(r"\n*```text\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def _examples(text: str) -> list[tuple[str, str | None]]:
+    """Each ```python block, with the ```text block right under it (only blank lines
+    between): the output the example prints, shown to the reader."""
+    found: list[tuple[str, str | None]] = []
+    for match in _FENCE.finditer(text):
+        shown = _SHOWN.match(text, match.end())
+        found.append((match.group(1), shown.group(1) if shown else None))
+    return found
+
+
+def _run_blocks(
+    blocks: list[str], name: str, source: str, shown: list[str | None] | None = None
+) -> types.ModuleType:
+    """Run `blocks` in one module; where `shown` has an output for a block, what the block
+    prints must be exactly that."""
     module = types.ModuleType(name)  # dataclasses look their module up in sys.modules
     sys.modules[name] = module
     try:
@@ -58,17 +75,43 @@ def _run_blocks(blocks: list[str], name: str, source: str) -> types.ModuleType:
             if code is None:
                 continue
             compiled = compile(code, f"{source}[block {index}]", "exec", dont_inherit=True)
-            exec(compiled, module.__dict__)
+            expected = shown[index] if shown is not None else None
+            if expected is None:
+                exec(compiled, module.__dict__)
+                continue
+            printed = io.StringIO()
+            with redirect_stdout(printed):
+                exec(compiled, module.__dict__)
+            assert printed.getvalue() == expected, f"{source}[block {index}] prints otherwise"
     finally:
         del sys.modules[name]
     return module
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+# mcp.md starts MCP server processes: slow (docs/contributing.md)
+PAGE_PARAMS = [
+    pytest.param(
+        page, id=str(page.relative_to(DOCS)), marks=[pytest.mark.slow] * (page.name == "mcp.md")
+    )
+    for page in PAGES
+]
+
+
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_page_examples_run(page: Path) -> None:
-    blocks = _FENCE.findall(page.read_text(encoding="utf-8"))
+    """Every example runs, and prints exactly the output shown under it."""
+    examples = _examples(page.read_text(encoding="utf-8"))
     name = "docs_" + re.sub(r"\W", "_", str(page.relative_to(DOCS)))
-    _run_blocks(blocks, name, page.name)
+    _run_blocks([code for code, _ in examples], name, page.name, [out for _, out in examples])
+
+
+def test_an_example_must_print_the_output_shown_under_it() -> None:
+    page = "```python\nprint('a')\n```\n\n```text\nb\n```\n\n```python\nprint(1)\n```\n"
+    examples = _examples(page)
+    assert examples == [("print('a')\n", "b\n"), ("print(1)\n", None)]
+    with pytest.raises(AssertionError, match="prints otherwise"):
+        _run_blocks([code for code, _ in examples], "docs_mutant", "mutant.md", ["b\n", None])
+    _run_blocks(["print('b')\n"], "docs_fixed", "fixed.md", ["b\n"])
 
 
 def test_included_pytest_modules_are_not_executed_but_must_exist(tmp_path: Path) -> None:
@@ -174,6 +217,9 @@ def test_readme_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None
     # ANTHROPIC_API_KEY variables point it at the emulator instead, code unchanged.
     blocks = _FENCE.findall(_readme())[:1]  # the example with a real provider
     assert 'create_adapter("anthropic:claude-sonnet-4-6")' in blocks[0]
+    code = [line for line in blocks[0].splitlines() if line.strip()]
+    assert len(code) <= 12, "the first example fits on a screen"
+    assert 'evaluate("' in blocks[0]  # a string prompt
     script = [
         Turn.tool_calls(EmulatedToolCall("get_weather", {"city": "Lyon"})),
         Turn.tool_calls(EmulatedToolCall("get_weather", {"city": "Paris"})),
@@ -203,7 +249,7 @@ def test_readme_example_catches_a_failure_with_winkerror(
         out = io.StringIO()
         with redirect_stdout(out):
             _run_blocks(_FENCE.findall(_readme())[:1], "readme_example", "README.md")
-    assert out.getvalue().startswith("failed: request failed for prompt 'weather': HTTP 401")
+    assert out.getvalue().startswith("failed: request failed for prompt 'prompt': HTTP 401")
 
 
 def test_readme_runs_top_to_bottom_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -220,7 +266,10 @@ def test_readme_runs_top_to_bottom_without_a_key(monkeypatch: pytest.MonkeyPatch
     with redirect_stdout(out):
         _run_blocks(blocks, "readme_example", "README.md")
     printed = out.getvalue().splitlines()
-    assert printed[0].startswith("failed: request failed for prompt 'weather': no API key")
+    assert printed[0] == (
+        "failed: no API key for anthropic: set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN or "
+        "pass api_key="
+    )
     after = text.split(blocks[1], 1)[1]  # the emulator example is followed by its output
     shown = re.match(r"```\n\n```text\n(.*?)^```", after, re.DOTALL | re.MULTILINE)
     assert shown is not None, "the emulator example is followed by its output"
@@ -247,3 +296,17 @@ def test_plain_nox_runs_tests_lint_typecheck_and_docs() -> None:
         and [ast.unparse(target) for target in node.targets] == ["nox.options.sessions"]
     ]
     assert defaults == [["tests", "lint", "typecheck", "docs"]]
+
+
+def test_the_phase_table_of_errors_md_has_one_row_per_phase() -> None:
+    """Each row starts with a phase and has three cells; nothing else sits in the table."""
+    from typing import get_args
+
+    from wink import EvaluationPhase
+
+    text = (DOCS / "errors.md").read_text(encoding="utf-8")
+    table = text.split("| phase | meaning | retry? |\n|---|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    rows = table.splitlines()
+    assert [re.match(r"\| `(\w+)` \|", row) is not None for row in rows] == [True] * len(rows)
+    assert [row.split(" | ", 1)[0].strip("| `") for row in rows] == list(get_args(EvaluationPhase))
+    assert all(row.count(" | ") == 2 and row.endswith(" |") for row in rows)

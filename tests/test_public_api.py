@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -88,6 +89,7 @@ def test_the_stub_lists_every_public_name_with_its_home() -> None:
     assert "TextDelta" in wink.events.__all__
 
 
+@pytest.mark.slow
 def test_a_provider_loads_its_stream_decoder_and_batch_wire_when_first_used() -> None:
     # an adapter that never streams or batches does not import their machinery
     code = (
@@ -103,3 +105,53 @@ def test_a_provider_loads_its_stream_decoder_and_batch_wire_when_first_used() ->
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == ["", "AnthropicStreamDecoder True"]
+
+
+def _stub_names() -> dict[str, str]:
+    """name -> defining module (relative), as `__init__.pyi` lists them."""
+    import ast
+    from pathlib import Path
+
+    stub = Path(wink.__file__).with_suffix(".pyi")
+    names: dict[str, str] = {}
+    for node in ast.parse(stub.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            for alias in node.names:
+                assert alias.asname == alias.name, f"{alias.name} is re-exported as itself"
+                names[alias.name] = "." * node.level + node.module
+    return names
+
+
+def test_the_lazy_map_is_the_stub_s_list() -> None:
+    """`__init__.py`'s literal map and `__init__.pyi` name the same names, each from the
+    same module, and `__all__` is exactly those names."""
+    lazy: dict[str, str] = wink._DYNAMIC_IMPORTS  # pyright: ignore[reportPrivateUsage]
+    assert lazy == _stub_names()
+    assert sorted(wink.__all__) == sorted(lazy)
+
+
+@pytest.mark.slow
+def test_import_wink_from_a_zip(tmp_path: Path) -> None:
+    """A zipapp or a PyInstaller bundle imports wink from an archive, where no file of the
+    package can be read as a file: every public name still resolves."""
+    import zipfile
+
+    source = Path(wink.__file__).parent
+    archive = tmp_path / "app.zip"
+    with zipfile.ZipFile(archive, "w") as bundle:
+        for path in source.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                bundle.write(path, Path("wink") / path.relative_to(source))
+    code = (
+        "import sys\n"
+        "sys.path.insert(0, sys.argv[1])  # before the installed wink; its dependencies stay\n"
+        "import wink\n"
+        "assert wink.__file__.startswith(sys.argv[1]), wink.__file__\n"
+        "missing = [name for name in wink.__all__ if getattr(wink, name, None) is None]\n"
+        "print(len(wink.__all__), missing, wink.Tool.__module__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(archive)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(len(wink.__all__)), "[]", "wink.core.prompting.tools"]

@@ -67,7 +67,11 @@ NOT_CALLED: dict[str, str] = {
 aliases, TypedDicts and abstract classes are left out by kind (`_all_targets`): the
 concrete classes are walked, and exceptions are built by wink from its own values."""
 
-VAR_KEYWORDS: dict[str, type] = {"options": wink.AdapterOptions, "usage": UsageFields}
+VAR_KEYWORDS: dict[str, type] = {
+    "options": wink.AdapterOptions,
+    "usage": UsageFields,
+    "call_options": wink.TextOptions,
+}
 """The TypedDict of each `**name` parameter: each of its keys is walked in turn."""
 
 
@@ -77,6 +81,11 @@ VAR_KEYWORDS: dict[str, type] = {"options": wink.AdapterOptions, "usage": UsageF
 @dataclass(frozen=True)
 class City:
     city: str
+
+
+def weather(city: str) -> str:
+    """Today's weather in a city."""
+    return "sunny"
 
 
 def lookup(params: City, *, context: wink.ToolContext) -> wink.ToolResult[None]:
@@ -191,6 +200,17 @@ GOOD: dict[str, Good] = {
     "problems": lambda _: "city: Input should be a valid string",
     "prompt_name": lambda _: "hello",
     "provider": lambda _: "openai",
+    "prices": lambda _: "genai-prices 0.2.3",
+    "input": lambda _: "2.5",
+    "Prices.output": lambda _: "10",
+    "cached_input": lambda _: None,
+    "cache_write": lambda _: None,
+    "currency": lambda _: "USD",
+    "input_tokens": lambda _: 100,
+    "cached_tokens": lambda _: 0,
+    "cache_write_tokens": lambda _: 0,
+    "output_tokens": lambda _: 10,
+    "Prices.cost.source": lambda _: wink.PriceSource("prices=", None, "gpt-4.1"),
     "query": lambda _: "",
     "received_at": lambda _: 0.0,
     "reducer": lambda _: lambda current, event: event,
@@ -209,6 +229,7 @@ GOOD: dict[str, Good] = {
     "seconds": lambda _: 1.0,
     "sequence": lambda _: 0,
     "session": lambda _: wink.Session(),
+    "settings": lambda _: wink.ModelSettings(temperature=0.0),
     "session_id": lambda _: 1,
     "slice_type": lambda _: wink.TextDelta,
     "slices": lambda _: {},
@@ -261,6 +282,9 @@ GOOD: dict[str, Good] = {
     "BatchJob.from_json.text": lambda _: JOB_JSON,
     "AnthropicAdapter.batch_results.job": finished_job,
     "Turn.check_history.history": lambda _: (),
+    "ModelSettings.merged.call": lambda _: wink.ModelSettings(temperature=0),
+    "function": lambda _: weather,
+    "tool.function": lambda _: weather,
 }
 
 
@@ -412,6 +436,8 @@ def _call(
             keys = VAR_KEYWORDS.get(parameter.name)
             if bad is not None and keys is not None and bad[0] in keys.__annotations__:
                 kwargs[bad[0]] = bad[1]
+            if keys is wink.AdapterOptions:  # an adapter needs a key (none is an error)
+                kwargs.setdefault("api_key", KEY)
         elif given and bad is not None:
             if parameter.kind is parameter.POSITIONAL_ONLY:
                 args.append(bad[1])

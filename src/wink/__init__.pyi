@@ -1,13 +1,18 @@
 """The public names of `wink`, each with the module that defines it: the one list.
 
-Type checkers read the names from here; at run time `wink/__init__.py` reads this file
-and imports each name on first access. Add a public name here and nowhere else.
+Type checkers read the names from here; at run time `wink/__init__.py` imports each name
+on first access, from its own literal map of the same names. Add a public name to both:
+`tests/test_public_api.py` checks that they agree.
 """
 
 __version__: str
 
 from .adapters.base import (
     ProviderAdapter as ProviderAdapter,
+)
+from .adapters.evaluator import (
+    EvaluateOptions as EvaluateOptions,
+    TextOptions as TextOptions,
 )
 from .adapters.fallback import (
     FallbackAdapter as FallbackAdapter,
@@ -131,6 +136,10 @@ from .core.foundation.settings import (
 from .core.foundation.transcript import (
     PendingToolCall as PendingToolCall,
     Transcript as Transcript,
+)
+from .core.prompting.functions import (
+    function_tool as function_tool,
+    tool as tool,
 )
 from .core.prompting.prompt import (
     MarkdownSection as MarkdownSection,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import sys
 from collections.abc import Sequence
 
@@ -99,8 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--live",
         action="store_true",
-        help="run against the real provider instead of the emulator; needs OPENAI_API_KEY, "
-        "ANTHROPIC_API_KEY or GEMINI_API_KEY (default: off, the emulator)",
+        help="run against the real provider instead of the emulator; needs its key in the "
+        "environment, read as the adapter reads it (OPENAI_API_KEY; ANTHROPIC_API_KEY or "
+        "ANTHROPIC_AUTH_TOKEN; GOOGLE_API_KEY, then GEMINI_API_KEY) (default: off, the emulator)",
     )
     demo.add_argument(
         "--stream",
@@ -162,7 +164,20 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the `wink` command; returns the process exit code."""
+    """Run the `wink` command; returns the process exit code.
+
+    A reader that stops early (`wink demo | head`) ends the command quietly, the way
+    Python's documentation says to: what is left to print goes to /dev/null, exit code 1.
+    """
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the flush at exit must not fail again
+        return 1
+
+
+def _run(argv: Sequence[str] | None) -> int:
     arguments = _parser().parse_args(argv)
     if arguments.command == "demo":
         problem = _demo_problem(arguments)

@@ -67,12 +67,6 @@ _MODELS = {
     "anthropic": "claude-sonnet-4-6",
     "google": "gemini-2.5-flash",
 }
-_KEYS = {
-    "openai": "OPENAI_API_KEY",
-    "openai-responses": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "google": "GEMINI_API_KEY",
-}
 _FINAL = "Paris: sunny tomorrow (21°C), light rain the day after (17°C)."
 
 
@@ -412,8 +406,9 @@ def run_demo(
     policy = RetryPolicy(max_attempts=4, initial_delay=0.2, max_delay=5.0)
     mode = " · streamed" if stream else " · batch" if batch else ""
     screen.panel(f"wink demo · {provider}:{model} · {'LIVE' if live else 'emulator'}{mode}")
-    if live and not os.environ.get(_KEYS[provider]):
-        screen.line((f"--live needs {_KEYS[provider]} in the environment", "red"))
+    missing = _missing_key(provider) if live else None
+    if missing is not None:
+        screen.line((f"--live needs {missing} in the environment", "red"))
         return 2
     if batch:
         from .demo_batch import run_batch
@@ -432,6 +427,20 @@ def run_demo(
             return 1
         with adapter:
             return _run(screen, adapter, session, emulator, provider, (stream, ask))
+
+
+def _missing_key(provider: str) -> str | None:
+    """The variables the adapter reads for its key, in its order, when none is set; None
+    when one is (or when the provider's extra is missing: making the adapter says so)."""
+    from .adapters.registry import load_host
+
+    try:
+        variables = load_host(provider).api_key_variables
+    except ConfigurationError:
+        return None
+    if any(os.environ.get(name) for name in variables):
+        return None
+    return " or ".join(variables)
 
 
 def _stream_script() -> list[Turn | Fault]:

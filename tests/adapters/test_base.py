@@ -36,7 +36,8 @@ from wink.core.foundation.settings import ModelSettings
 from wink.core.throttling.headers import NO_RATE_LIMIT_HEADERS, RateLimitHeaders
 from wink.core.transport.errors import MalformedResponse
 from wink.core.transport.http import EncodedRequest, HttpCalls, WireRequest
-from wink.providers.base import Connection, Provider
+from wink.providers.base import Provider
+from wink.providers.host import Host
 from wink.testing import Fault, ProviderEmulator
 
 
@@ -56,15 +57,13 @@ class Canned(Provider):
     recording what it was asked to post, with the timeout and the thread it ran on."""
 
     name = "canned"
-    api_key_variables = ("WINK_CANNED_API_KEY",)
     unsupported_settings = frozenset({"seed"})
     rate_limit_headers = RateLimitHeaders(
         requests=("canned-limit-requests", "canned-remaining-requests", "canned-reset-requests")
     )
-    telemetry_name = "canned"
 
-    def __init__(self, model: str, settings: ModelSettings, connection: Connection) -> None:
-        super().__init__(model, settings, connection)
+    def __init__(self, settings: ModelSettings, host: Host) -> None:
+        super().__init__(settings, host)
         self.content = b'{"text": "ok"}'
         self.headers: dict[str, str] = {}
         self.posts: list[tuple[EncodedRequest, float, threading.Thread]] = []
@@ -82,7 +81,7 @@ class Canned(Provider):
     def http_calls(self) -> HttpCalls:
         return CannedCalls(self)
 
-    def build_request(self, request: ModelRequest) -> WireRequest:
+    def translate(self, request: ModelRequest) -> WireRequest:
         text = [getattr(message, "content", None) for message in request.messages]
         return WireRequest(
             "/v1/canned", {"model": self.model, "input": text, **self.settings.extra}
@@ -97,6 +96,16 @@ class Canned(Provider):
         self, prompt_name: str, secrets: tuple[str, ...]
     ) -> AbstractContextManager[None]:
         return contextlib.nullcontext()
+
+
+class CannedHost(Host):
+    """Where the canned provider is: nowhere, with a key variable of its own."""
+
+    name = "canned"
+    wire = Canned
+    system = "canned"
+    telemetry_name = "canned"
+    api_key_variables = ("WINK_CANNED_API_KEY",)
 
 
 class CannedCalls:
@@ -143,8 +152,8 @@ class CannedAdapter(ProviderAdapter):
         self.canned.headers = dict(headers or {})
 
     @classmethod
-    def _provider_type(cls, name: str) -> type[Provider]:
-        return Canned
+    def _host_type(cls, name: str) -> type[Host]:
+        return CannedHost
 
     @property
     def posts(self) -> list[tuple[EncodedRequest, float, threading.Thread]]:
@@ -213,17 +222,21 @@ def test_a_setting_the_provider_cannot_honour_is_not_dropped_silently() -> None:
         ("google:gemini-2.5-flash", ("GOOGLE_API_KEY", "GEMINI_API_KEY")),
     ],
 )
-def test_no_api_key_is_a_request_side_error_naming_the_variable(
+def test_no_api_key_is_a_configuration_error_of_create_adapter_naming_the_variables(
     spec: str, variables: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Known when the adapter is made (no key given, no client, no variable): raised
+    there, as itself, not at the first request wrapped in a `PromptEvaluationError`."""
     for name in variables:
         monkeypatch.delenv(name, raising=False)
-    adapter = create_adapter(spec)
-    with pytest.raises(PromptEvaluationError) as info:
-        adapter.evaluate(HELLO, session=Session())
-    assert info.value.phase == "request"
-    assert variables[0] in str(info.value)
-    assert isinstance(info.value.__cause__, ConfigurationError)
+    with pytest.raises(ConfigurationError) as info:
+        create_adapter(spec)
+    assert type(info.value) is ConfigurationError
+    provider = spec.partition(":")[0]
+    assert str(info.value) == (
+        f"no API key for {provider}: set {' or '.join(variables)} or pass api_key="
+    )
+    assert (info.value.provider, info.value.option) == (provider, "api_key")
 
 
 # --- one exchange
@@ -283,10 +296,13 @@ def test_an_adapter_that_declares_no_rate_limit_headers_reads_none() -> None:
     class QuietCanned(Canned):
         rate_limit_headers = NO_RATE_LIMIT_HEADERS
 
+    class QuietHost(CannedHost):
+        wire = QuietCanned
+
     class Quiet(CannedAdapter):
         @classmethod
-        def _provider_type(cls, name: str) -> type[Provider]:
-            return QuietCanned
+        def _host_type(cls, name: str) -> type[Host]:
+            return QuietHost
 
     headers = {"canned-limit-requests": "60", "canned-remaining-requests": "59"}
     answer = send_once(Quiet(headers=headers))
@@ -305,17 +321,16 @@ def test_the_sdk_timeout_is_the_adapters_cut_to_what_the_deadline_leaves() -> No
     assert far == 7.5
 
 
-def test_a_sync_client_blocks_the_loop_only_where_nothing_else_waits() -> None:
-    """Inline in `evaluate()`'s own task; with a deadline, or on a caller's loop, on a
-    worker thread, so the wait stays cancellable and the loop keeps running."""
+def test_a_sync_client_passed_in_is_called_on_a_worker_thread_by_every_entry_point() -> None:
+    """Never on an event loop, never on the caller's thread: with or without a deadline,
+    sync or async, the wait stays cancellable and the loop keeps running."""
     adapter = CannedAdapter(client=Client(sync=True))
     adapter.evaluate(HELLO, session=Session())
     adapter.evaluate(HELLO, session=Session(), deadline=Deadline(30.0))
     asyncio.run(adapter.evaluate_async(HELLO, session=Session()))
-    inline, bounded, on_a_loop = (thread for _, _, thread in adapter.posts)
-    assert inline is threading.current_thread()
-    assert bounded is not threading.current_thread()
-    assert on_a_loop is not threading.current_thread()
+    threads = [thread for _, _, thread in adapter.posts]
+    assert len(threads) == 3
+    assert all(thread.name.startswith("wink-worker") for thread in threads)
 
 
 def test_a_client_that_cannot_be_built_is_a_request_error_without_the_key() -> None:
@@ -337,9 +352,9 @@ def test_a_client_that_cannot_be_built_is_a_request_error_without_the_key() -> N
 def test_the_context_managers_close_what_the_adapter_made() -> None:
     with CannedAdapter() as adapter:
         adapter.evaluate(HELLO, session=Session())
-    [sync_client] = adapter.clients
-    assert sync_client.sync
-    assert sync_client.closed
+    [portal_client] = adapter.clients  # one async client, on wink's own loop
+    assert not portal_client.sync
+    assert portal_client.closed
 
     async def on_my_loop() -> Client:
         async with CannedAdapter() as adapter:

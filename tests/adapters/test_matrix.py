@@ -30,6 +30,7 @@ from wink import (
     ToolInvoked,
     create_adapter,
 )
+from wink.core.foundation.settings import SETTING_NAMES
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 
 
@@ -352,7 +353,7 @@ def test_budget_stops_the_loop(provider: str, emulator: ProviderEmulator) -> Non
 # --- clients
 
 
-def test_sync_evaluate_uses_the_sdk_sync_client_and_async_the_async_one(
+def test_sync_evaluate_uses_the_async_client_of_winks_loop_and_async_the_callers(
     provider: str, emulator: ProviderEmulator
 ) -> None:
     import asyncio
@@ -361,33 +362,41 @@ def test_sync_evaluate_uses_the_sdk_sync_client_and_async_the_async_one(
     import httpx2
     import openai
 
-    sync_type, async_type = {
-        "openai": (openai.OpenAI, openai.AsyncOpenAI),
-        "openai-responses": (openai.OpenAI, openai.AsyncOpenAI),
-        "anthropic": (anthropic.Anthropic, anthropic.AsyncAnthropic),
-        "google": (httpx2.Client, httpx2.AsyncClient),  # the REST API, no SDK
+    async_type = {
+        "openai": openai.AsyncOpenAI,
+        "openai-responses": openai.AsyncOpenAI,
+        "anthropic": anthropic.AsyncAnthropic,
+        "google": httpx2.AsyncClient,  # the REST API, no SDK
     }[provider]
     emulator.set_script([Turn.text("sync"), Turn.text("async"), Turn.text("nested")])
     adapter = make_adapter(provider, emulator)
 
     assert adapter.evaluate(make_prompt(), session=Session()).text == "sync"
-    sync_client = adapter._clients.held(sync=True)
-    assert type(sync_client) is sync_type
-    assert adapter._clients.open_clients == 1  # evaluate()'s loop left no async client
+    portal_client = adapter._clients.held(sync=True)
+    assert type(portal_client) is async_type
+    assert adapter._clients.open_clients == 1
 
     async def evaluate_async_then_nested_sync() -> None:
         response = await adapter.evaluate_async(make_prompt(), session=Session())
         assert response.text == "async"
-        assert type(adapter._clients.held(sync=False)) is async_type
-        # a sync call inside a running loop must not block it: it runs on a worker thread
+        mine = adapter._clients.held(sync=False)
+        assert type(mine) is async_type
+        assert mine is not portal_client
+        # a sync call inside a running loop blocks it, but runs on wink's loop: no deadlock
         assert adapter.evaluate(make_prompt(), session=Session()).text == "nested"
+        assert adapter._clients.held(sync=True) is portal_client  # the same, reused
         await adapter.aclose()
+        assert _closed(mine)
 
     asyncio.run(evaluate_async_then_nested_sync())
     assert adapter._clients.open_clients == 0
-    closed = sync_client.is_closed
-    assert closed() if callable(closed) else closed  # a method on the SDKs, a property on httpx2
+    assert _closed(portal_client)
     assert [request.provider for request in emulator.requests] == [provider] * 3
+
+
+def _closed(client: object) -> bool:
+    closed = client.is_closed  # a method on the SDKs, a property on httpx2
+    return bool(closed() if callable(closed) else closed)
 
 
 def test_one_adapter_serves_sync_callers_on_several_threads(
@@ -403,7 +412,7 @@ def test_one_adapter_serves_sync_callers_on_several_threads(
 
     assert on_threads(three_evaluations) == []
     assert answers == ["ok"] * 12
-    assert adapter._clients.open_clients == 1  # one thread-safe sync client for all threads
+    assert adapter._clients.open_clients == 1  # one async client, on wink's loop, for all
     adapter.close()
     assert adapter._clients.open_clients == 0
 
@@ -431,21 +440,120 @@ def test_a_key_from_the_environment_is_masked_like_a_given_one(
     assert key not in text
 
 
-def test_model_settings_reach_the_wire_under_each_providers_names(
-    provider: str, emulator: ProviderEmulator
-) -> None:
-    from wink import ModelSettings
+# Each setting's value in the matrix, distinct enough to be found anywhere in a body.
+SETTING_VALUES: dict[str, object] = {
+    "temperature": 0.25,
+    "max_tokens": 64,
+    "top_p": 0.5,
+    "stop": ("END-OF-TURN",),
+    "seed": 7123,
+    "thinking": "low",
+    "prompt_cache_key": "cache-key-1",
+    "prompt_cache_retention": "24h",
+    "tool_choice": "required",
+    "parallel_tool_calls": False,
+}
+# A model of each provider that takes every setting its API has (a reasoning model).
+SETTINGS_MODELS = {
+    "openai": "o4-mini",
+    "openai-responses": "o4-mini",
+    "anthropic": "claude-sonnet-4-6",
+    "google": "gemini-2.5-flash",  # thinks by a token budget, not an effort
+}
+WARNED = None
+"""A setting the provider's API has no field for: warned about, never sent."""
+# Where each setting lands in each provider's request body, and as what.
+WIRE: dict[str, dict[str, tuple[tuple[str, ...], object] | None]] = {
+    "openai": {
+        "temperature": (("temperature",), 0.25),
+        "max_tokens": (("max_completion_tokens",), 64),
+        "top_p": (("top_p",), 0.5),
+        "stop": (("stop",), ["END-OF-TURN"]),
+        "seed": (("seed",), 7123),
+        "thinking": (("reasoning_effort",), "low"),
+        "prompt_cache_key": (("prompt_cache_key",), "cache-key-1"),
+        "prompt_cache_retention": (("prompt_cache_retention",), "24h"),
+        "tool_choice": (("tool_choice",), "required"),
+        "parallel_tool_calls": (("parallel_tool_calls",), False),
+    },
+    "openai-responses": {
+        "temperature": (("temperature",), 0.25),
+        "max_tokens": (("max_output_tokens",), 64),
+        "top_p": (("top_p",), 0.5),
+        "stop": WARNED,
+        "seed": WARNED,
+        "thinking": (("reasoning", "effort"), "low"),
+        "prompt_cache_key": (("prompt_cache_key",), "cache-key-1"),
+        "prompt_cache_retention": (("prompt_cache_retention",), "24h"),
+        "tool_choice": (("tool_choice",), "required"),
+        "parallel_tool_calls": (("parallel_tool_calls",), False),
+    },
+    "anthropic": {
+        "temperature": (("temperature",), 0.25),
+        "max_tokens": (("max_tokens",), 64),
+        "top_p": (("top_p",), 0.5),
+        "stop": (("stop_sequences",), ["END-OF-TURN"]),
+        "seed": WARNED,
+        "thinking": (("output_config", "effort"), "low"),
+        "prompt_cache_key": WARNED,
+        "prompt_cache_retention": WARNED,
+        "tool_choice": (("tool_choice", "type"), "any"),
+        "parallel_tool_calls": (("tool_choice", "disable_parallel_tool_use"), True),
+    },
+    "google": {
+        "temperature": (("generationConfig", "temperature"), 0.25),
+        "max_tokens": (("generationConfig", "maxOutputTokens"), 64),
+        "top_p": (("generationConfig", "topP"), 0.5),
+        "stop": (("generationConfig", "stopSequences"), ["END-OF-TURN"]),
+        "seed": (("generationConfig", "seed"), 7123),
+        "thinking": (("generationConfig", "thinkingConfig", "thinkingBudget"), 1024),
+        "prompt_cache_key": WARNED,
+        "prompt_cache_retention": WARNED,
+        "tool_choice": (("toolConfig", "functionCallingConfig", "mode"), "ANY"),
+        "parallel_tool_calls": WARNED,
+    },
+}
 
+
+@pytest.mark.parametrize("setting", SETTING_NAMES)
+def test_every_setting_reaches_the_wire_or_is_warned_about(
+    provider: str, setting: str, emulator: ProviderEmulator
+) -> None:
+    """`SETTING_NAMES` x providers: the setting is in the request the emulator received,
+    where the provider's API reads it, or it was warned about
+    (`UnsupportedSettingWarning`) and is nowhere in the request; never silently lost."""
+    import json
+    import warnings
+
+    from wink import Thinking, UnsupportedSettingWarning
+
+    value = SETTING_VALUES[setting]
+    if setting == "thinking" and provider == "google":
+        value = Thinking(budget_tokens=1024)
     recorder = Recorder(Turn.text("ok"))
     emulator.set_script(recorder)
-    settings = ModelSettings(temperature=0.25, max_tokens=64, top_p=0.5)
-    make_adapter(provider, emulator, settings=settings).evaluate(make_prompt(), session=Session())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        adapter = create_adapter(
+            f"{provider}:{SETTINGS_MODELS[provider]}",
+            base_url=emulator.base_url(provider),
+            api_key=KEY,
+            retry_policy=NO_RETRY,
+            **{setting: value},  # type: ignore[arg-type]
+        )
+        adapter.evaluate(make_prompt(), session=Session())
+    adapter.close()
     body = recorder.seen[0].body
-    where = body.get("generationConfig", {}) if provider == "google" else body
-    names = {
-        "openai": ("temperature", "max_completion_tokens", "top_p"),
-        "openai-responses": ("temperature", "max_output_tokens", "top_p"),
-        "anthropic": ("temperature", "max_tokens", "top_p"),
-        "google": ("temperature", "maxOutputTokens", "topP"),
-    }[provider]
-    assert [where.get(name) for name in names] == [0.25, 64, 0.5]
+    warned = [w for w in caught if issubclass(w.category, UnsupportedSettingWarning)]
+    expected = WIRE[provider][setting]
+    if expected is WARNED:
+        assert len(warned) == 1
+        assert setting in str(warned[0].message)
+        assert json.dumps(SETTING_VALUES[setting]).strip("[]") not in json.dumps(body)
+        return
+    assert warned == []
+    path, sent = expected
+    found: Any = body
+    for key in path:
+        found = found[key]
+    assert found == sent

@@ -153,7 +153,7 @@ def test_both_settings_and_loose_settings_is_refused() -> None:
 @pytest.mark.parametrize(
     "prompt",
     [
-        "Say hi",
+        b"Say hi",
         {"name": "hi"},
         None,
         MarkdownSection(key="t", title="T", template="Hi."),

@@ -15,28 +15,37 @@ import pytest
 from tests.helpers.adapters import KEY
 from wink import AdapterOptions, ConfigurationError, create_adapter
 from wink.adapters.base import ProviderAdapter
-from wink.adapters.registry import PROVIDERS, ProviderEntry
+from wink.adapters.registry import HOSTS, HostEntry
 
 
-@pytest.mark.parametrize("name", sorted(PROVIDERS))
-def test_every_provider_builds_the_adapter_class_it_names(name: str) -> None:
-    entry = PROVIDERS[name]
-    adapter = create_adapter(f"{name}:some-model", api_key=KEY)
-    assert type(adapter).__name__ == entry.adapter_class
-    provider_class = getattr(importlib.import_module(entry.module), entry.provider_class)
-    assert type(adapter.api) is provider_class
-    assert adapter.provider == provider_class.name == ("google" if name == "gemini" else name)
+@pytest.mark.parametrize("name", sorted(HOSTS))
+def test_every_host_builds_the_adapter_class_it_names(name: str) -> None:
+    entry = HOSTS[name]
+    adapter = create_adapter(f"{name}:some-model", api_key=KEY, **_required(name))
+    assert type(adapter).__name__ == (entry.adapter_class or "ProviderAdapter")
+    host_class = getattr(importlib.import_module(entry.module), entry.host_class)
+    assert type(adapter.host) is host_class
+    assert type(adapter.api) is host_class.wire
+    assert adapter.provider == host_class.name == ("google" if name == "gemini" else name)
     assert adapter.model == "some-model"
+
+
+def _required(name: str) -> dict[str, Any]:
+    """The options a host cannot do without (where its service is)."""
+    return {
+        "azure": {"endpoint": "https://example.openai.azure.com"},
+        "azure-responses": {"endpoint": "https://example.openai.azure.com"},
+        "vertex": {"project": "p"},
+        "vertex-anthropic": {"project": "p"},
+    }.get(name, {})
 
 
 def test_a_provider_without_a_named_class_runs_as_a_provider_adapter(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Adding a provider is a folder and one registry entry: no adapter class needed."""
-    entry = PROVIDERS["anthropic"]
-    monkeypatch.setitem(
-        PROVIDERS, "claude", ProviderEntry(entry.module, entry.provider_class, "anthropic")
-    )
+    entry = HOSTS["anthropic"]
+    monkeypatch.setitem(HOSTS, "claude", HostEntry(entry.module, entry.host_class, "anthropic"))
     adapter = create_adapter("claude:claude-sonnet-4-6", api_key=KEY)
     assert type(adapter) is ProviderAdapter
     assert adapter.name == "claude:claude-sonnet-4-6"
@@ -54,9 +63,10 @@ def test_a_provider_adapter_needs_a_registered_provider() -> None:
 
 def test_an_unknown_provider_is_named_with_the_known_ones() -> None:
     with pytest.raises(ConfigurationError) as info:
-        create_adapter("mistral:large")
-    assert info.value.provider == "mistral"
-    assert "known providers: anthropic, gemini, google, openai, openai-responses" in str(info.value)
+        create_adapter("acme:large")
+    assert info.value.provider == "acme"
+    assert f"known providers: {', '.join(sorted(HOSTS))}" in str(info.value)
+    assert "anthropic, " in str(info.value)
 
 
 def test_options_reach_the_adapter() -> None:
@@ -109,7 +119,7 @@ def test_help_lists_the_providers_their_keys_and_the_options() -> None:
         assert word in text
     annotations = create_adapter.__annotations__
     assert "options" in annotations
-    assert "AdapterOptions" in str(annotations["options"])
+    assert "AnyHostOptions" in str(annotations["options"])
 
 
 @pytest.mark.parametrize("option", sorted(AdapterOptions.__annotations__))

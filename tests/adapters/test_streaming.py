@@ -242,7 +242,7 @@ def test_a_stream_is_single_use(emulator: ProviderEmulator) -> None:
 def test_wrong_arguments_fail_at_the_call(emulator: ProviderEmulator) -> None:
     adapter = make_adapter("openai", emulator)
     with pytest.raises(InvalidArgumentError):
-        adapter.stream("not a prompt", session=Session())  # type: ignore[arg-type]
+        adapter.stream(b"not a prompt", session=Session())  # type: ignore[call-overload]
     with pytest.raises(InvalidArgumentError):
         adapter.stream_async(make_prompt(), session=Session(), max_rounds=0)
     assert emulator.requests == []

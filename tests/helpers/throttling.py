@@ -25,13 +25,19 @@ def throttled(
     retry_after: float | None = None,
     retry_safe: bool = True,
     message: str = "HTTP 429: slow down",
+    limit_reached: bool = False,
 ) -> ThrottleError:
-    """A 429 as an adapter raises it, for the prompt "greet"."""
+    """A 429 as an adapter raises it, for the prompt "greet" (`limit_reached`: its
+    answer said a limit was hit)."""
     return ThrottleError(
         message,
         prompt_name="greet",
         details=ThrottleDetails(
-            kind=kind, retry_after=retry_after, retry_safe=retry_safe, status_code=429
+            kind=kind,
+            retry_after=retry_after,
+            retry_safe=retry_safe,
+            status_code=429,
+            limit_reached=limit_reached,
         ),
         provider_payload={"error": {"type": "rate_limit_error"}},
     )
@@ -82,9 +88,12 @@ def fake_pacer() -> tuple[RequestPacer, FakeClock]:
     return RequestPacer(clock=clock, sleep=clock.sleep, initial_window=0), clock  # no cold start
 
 
-async def throttle(pacer: RequestPacer, clock: FakeClock, retry_after: float | None) -> None:
-    """Report a 429 for a request that went just now (and was not paced)."""
-    await pacer.on_throttle(Permit(clock.now), retry_after)
+async def throttle(
+    pacer: RequestPacer, clock: FakeClock, retry_after: float | None, *, limit_reached: bool = True
+) -> None:
+    """Report a 429 for a request that went just now (and was not paced); by default one
+    whose answer said a limit was hit, which holds everyone."""
+    await pacer.on_throttle(Permit(clock.now), retry_after, limit_reached=limit_reached)
 
 
 class _VirtualSelector(selectors.DefaultSelector):

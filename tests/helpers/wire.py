@@ -19,7 +19,7 @@ from wink.core.foundation.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from wink.core.foundation.runtime import run_sync
+from wink.core.foundation.runtime import portal
 from wink.testing import Fault, ProviderEmulator, Turn
 
 from .adapters import KEY, MODELS, NO_RETRY
@@ -50,7 +50,7 @@ def send_once(
     adapter: ProviderAdapter, messages: tuple[Message, ...] = HI, *, sync: bool = False
 ) -> Outcome:
     """One request through `adapter`'s runner; the answer or the `WinkError`. `sync=True`
-    sends it as `evaluate()` does (on the sync client), else as `evaluate_async()`."""
+    sends it as `evaluate()` does (on the portal), else as `evaluate_async()`."""
 
     async def once() -> Outcome:
         try:
@@ -61,7 +61,7 @@ def send_once(
         finally:
             await adapter.aclose()
 
-    return run_sync(once()) if sync else asyncio.run(once())
+    return portal().call(once()) if sync else asyncio.run(once())
 
 
 def request_once(

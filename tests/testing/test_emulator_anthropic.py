@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import anthropic
 import pytest
@@ -168,3 +169,87 @@ async def test_transport_faults_async(
         emu.inject(Fault.wrong_shape())
         message = await client.messages.create(model="c", max_tokens=5, messages=MESSAGES)
     assert message.content is None  # type: ignore[comparison-overlap]
+
+
+@pytest.mark.parametrize(
+    ("messages", "words"),
+    [
+        (
+            [{"role": "user", "content": [{"type": "text", "text": ""}]}],
+            "messages: text content blocks must be non-empty",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "text", "text": " \n"}]}],
+            "messages: text content blocks must contain non-whitespace text",
+        ),
+        (
+            [{"role": "user", "content": ""}],
+            "messages.0: all messages must have non-empty content except for the optional "
+            "final assistant message",
+        ),
+        (
+            [
+                {"role": "user", "content": "Weather?"},
+                {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+                {"role": "user", "content": "Well?"},
+            ],
+            "messages: text content blocks must be non-empty",
+        ),
+    ],
+)
+def test_empty_text_is_refused_as_the_api_does(
+    emu: ProviderEmulator,
+    anthropic_client: anthropic.Anthropic,
+    messages: list[anthropic.types.MessageParam],
+    words: str,
+) -> None:
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        anthropic_client.messages.create(
+            model="claude-sonnet-4-6", max_tokens=100, messages=messages
+        )
+    assert caught.value.body == {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": words},
+        "request_id": caught.value.request_id,
+    }
+
+
+def test_an_empty_final_assistant_message_is_a_prefill(
+    emu: ProviderEmulator, anthropic_client: anthropic.Anthropic
+) -> None:
+    emu.set_script([Turn.text("Sunny.")])
+    message = anthropic_client.messages.create(
+        model="claude-sonnet-4-6",
+        max_tokens=100,
+        messages=[{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": []}],
+    )
+    assert message.content[0].type == "text"
+
+
+def test_claude_answers_an_empty_text_block_beside_its_calls(
+    emu: ProviderEmulator, anthropic_client: anthropic.Anthropic
+) -> None:
+    """What the real model does, so a client's echo of it can be tested."""
+    emu.set_script([Turn.tool_calls(EmulatedToolCall("weather", {"city": "Paris"}), text="")])
+    message = ask(anthropic_client)
+    assert [block.type for block in message.content] == ["text", "tool_use"]
+    assert message.content[0].text == ""  # type: ignore[union-attr]
+
+
+def test_a_tool_use_id_is_used_once_in_a_conversation(
+    emu: ProviderEmulator, anthropic_client: anthropic.Anthropic
+) -> None:
+    use = {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}
+    messages: list[Any] = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": [use, use]},
+        {"role": "user", "content": [result]},
+    ]
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        anthropic_client.messages.create(
+            model="claude-sonnet-4-6", max_tokens=100, messages=messages
+        )
+    assert caught.value.body["error"]["message"] == (  # type: ignore[index]
+        "messages.1.content.1: `tool_use` ids must be unique"
+    )

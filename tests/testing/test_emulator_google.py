@@ -169,3 +169,28 @@ def test_transport_faults(emu: ProviderEmulator, make_google: Callable[..., gena
             ask(client)
         emu.inject(Fault.wrong_shape())
         assert ask(client).candidates is None
+
+
+def test_a_content_of_no_parts_is_refused_as_the_api_does(
+    emu: ProviderEmulator, google_client: genai.Client
+) -> None:
+    contents: Any = [{"role": "user", "parts": [{"text": "Hi"}]}, {"role": "model", "parts": []}]
+    with pytest.raises(errors.ClientError) as caught:
+        google_client.models.generate_content(model=MODEL, contents=contents)
+    assert (caught.value.code, caught.value.status) == (400, "INVALID_ARGUMENT")
+    assert caught.value.message == (
+        "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.\n"
+    )
+
+
+def test_empty_and_blank_text_parts_are_taken(
+    emu: ProviderEmulator, google_client: genai.Client
+) -> None:
+    """As the real API took them (a recorded request with a user part of empty text)."""
+    emu.enqueue(Turn.text("Sunny."))
+    contents: Any = [
+        {"role": "user", "parts": [{"text": ""}]},
+        {"role": "model", "parts": [{"text": "", "thoughtSignature": "c2lnbmVk"}]},
+        {"role": "user", "parts": [{"text": " \n"}]},
+    ]
+    assert google_client.models.generate_content(model=MODEL, contents=contents).text == "Sunny."

@@ -15,15 +15,16 @@ The three seams:
 
 from __future__ import annotations
 
-import os
-import warnings
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
+
+from typing_extensions import Unpack
 
 from ..core.foundation.errors import (
     ConfigurationError,
     InvalidArgumentError,
-    UnsupportedSettingWarning,
 )
+from ..core.foundation.limits import DEFAULT_MAX_OUTPUT_RETRIES, DEFAULT_MAX_ROUNDS
 from ..core.foundation.messages import ModelRequest
 from ..core.foundation.pricing import Pricer
 from ..core.foundation.settings import ModelSettings
@@ -34,6 +35,7 @@ from ..core.transport.exchange import Exchange
 from ..core.transport.http import AsyncTransport, SyncTransport, Transport
 from ..core.transport.runner import Exchanging, Runner
 from ..providers.base import Connection, Provider
+from ..providers.host import Host, SignedCalls
 from .batch_methods import BatchMethods
 from .evaluator import Evaluator
 from .options import (
@@ -47,6 +49,7 @@ from .options import (
     prices_option,
     settings_from,
     telemetry_option,
+    warn_unsupported,
 )
 
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
@@ -57,51 +60,54 @@ if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an 
 
 __all__ = ["AdapterOptions", "ProviderAdapter"]
 
-_DEFAULT_MAX_ROUNDS = 50  # = wink.core.agent.loop.DEFAULT_MAX_ROUNDS (not imported: see above)
-_DEFAULT_MAX_OUTPUT_RETRIES = 2  # = wink.core.agent.answers.DEFAULT_MAX_OUTPUT_RETRIES
-
 
 class ProviderAdapter(Evaluator, BatchMethods):
-    """Runs the one core loop against one provider, named by `provider`
-    (`create_adapter("provider:model")`'s prefix); its wire format is `api`, the
-    provider's object for this model and settings. A subclass sets only `provider`
-    (`AnthropicAdapter` and the others); any registered provider also runs as
-    `ProviderAdapter(model, provider="name", ...)`.
+    """Runs the one core loop against one host, named by `provider`
+    (`create_adapter("host:model")`'s prefix): `host` says where requests go and how they
+    are signed (its `system` names it for pricing), `api` is its wire format's object for
+    this model and settings. A subclass sets only `provider` (`AnthropicAdapter` and the
+    others); any registered host also runs as `ProviderAdapter(model, provider="name", ...)`.
     """
 
     provider: str = ""
 
-    def __init__(self, model: str, *, provider: str | None = None, **options: Any) -> None:
+    def __init__(
+        self, model: str, *, provider: str | None = None, **options: Unpack[AdapterOptions]
+    ) -> None:
+        given = cast(dict[str, Any], options)
         name = self._provider_name(provider)
-        api_type = self._provider_type(name)
+        host_type = self._host_type(name)
         if not isinstance(cast(object, model), str) or not model.strip():
             raise ConfigurationError(f"a model name is required, got {model!r}", provider=name)
-        unknown = sorted(set(options) - set(AdapterOptions.__annotations__))
+        own = host_type.option_names()
+        allowed = set(AdapterOptions.__annotations__) | own
+        unknown = sorted(set(given) - allowed)
         if unknown:
-            known = ", ".join(sorted(AdapterOptions.__annotations__))
             raise ConfigurationError(
-                f"unknown option(s) {', '.join(unknown)} for {name}; known: {known}",
+                f"unknown option(s) {', '.join(unknown)} for {name}; known: "
+                f"{', '.join(sorted(allowed))}",
                 provider=name,
                 option=unknown[0],
             )
         self.model = model.strip()
-        self.base_url: str | None = base_url_option(options.get("base_url"))
-        self.timeout: float = positive(options.get("timeout", 60.0), "timeout")
-        self._set_loop_options(options)
-        self.settings: ModelSettings = settings_from(options)
-        unsupported = self.settings.set_fields() & api_type.unsupported_settings
-        if unsupported:
-            warnings.warn(
-                f"{name} cannot honour {', '.join(sorted(unsupported))}; it is not sent "
-                "(filter UnsupportedSettingWarning to silence, or make it an error)",
-                UnsupportedSettingWarning,
-                stacklevel=3,
-            )
-        self._api_key: str | None = optional_str(options.get("api_key"), "api_key")
-        self.api: Provider = api_type(
-            self.model, self.settings, Connection(self._api_key, self.base_url, self.timeout)
+        self.base_url: str | None = base_url_option(given.get("base_url"))
+        self.timeout: float = positive(given.get("timeout", 60.0), "timeout")
+        self._set_loop_options(given)
+        self.settings: ModelSettings = settings_from(given)
+        self._api_key: str | None = optional_str(given.get("api_key"), "api_key")
+        connection = Connection(self._api_key, self.base_url, self.timeout)
+        self.host: Host = host_type(
+            self.model, connection, {key: given[key] for key in own if key in given}
         )
-        client = options.get("client")
+        wire = host_type.wire
+        refused = self.settings.set_fields() & host_type.unsupported_settings
+        unsupported = wire.unsupported_settings | host_type.unsupported_settings
+        warn_unsupported(name, unsupported, self.settings, stacklevel=3)
+        sent = replace(self.settings, **dict.fromkeys(refused)) if refused else self.settings
+        self.api: Provider = wire(sent, self.host)
+        client = given.get("client")
+        if client is None:  # known now: no key given, none in the environment
+            self._check_api_key()
         self._clients = ClientPool(
             self._client_for,
             given=_without_sdk_retries(client),
@@ -109,8 +115,8 @@ class ProviderAdapter(Evaluator, BatchMethods):
             describe=f"{name} client",
         )
         self._secrets: tuple[str, ...] = self._known_secrets(client)
-        self._telemetry = telemetry_option(options.get("tracer_provider"))
-        limiter = options.get("limiter")
+        self._telemetry = telemetry_option(given.get("tracer_provider"))
+        limiter = given.get("limiter")
         if limiter is not None and not isinstance(limiter, Limiter):
             raise ConfigurationError(
                 f"limiter must be a wink Limiter (InProcessLimiter, RedisLimiter), got {limiter!r}",
@@ -119,7 +125,7 @@ class ProviderAdapter(Evaluator, BatchMethods):
         self.limiter: Limiter = limiter if limiter is not None else InProcessLimiter()
         self._pacer = self.limiter.pacer(self.name)
         self.prices = prices_option(options.get("prices"))
-        self.pricer = Pricer(api_type.price_provider_id, self.model, self.prices)
+        self.pricer = Pricer(self.host.system, self.model, self.prices)
         self._exchange = self._make_exchange()
 
     def _make_exchange(self) -> Exchanging:
@@ -127,15 +133,15 @@ class ProviderAdapter(Evaluator, BatchMethods):
         drives the provider's translator and prices each answer)."""
         return Exchange(self.api, secrets=self._secrets, timeout=self.timeout, pricer=self.pricer)
 
-    def _check_priced(self) -> None:
+    def check_priced(self) -> None:
         self.pricer.check()
 
     @classmethod
-    def _provider_type(cls, name: str) -> type[Provider]:
-        """The `Provider` class for `name` (the registry's)."""
-        from .registry import load_provider  # the registry imports this module
+    def _host_type(cls, name: str) -> type[Host]:
+        """The `Host` class for `name` (the registry's)."""
+        from .registry import load_host  # the registry imports this module
 
-        return load_provider(name)
+        return load_host(name)
 
     def _provider_name(self, given: str | None) -> str:
         fixed = type(self).provider
@@ -169,13 +175,13 @@ class ProviderAdapter(Evaluator, BatchMethods):
             options.get("graceful_tool_errors", True), "graceful_tool_errors"
         )
         self.max_rounds: int | None = limit(
-            options.get("max_rounds", _DEFAULT_MAX_ROUNDS), "max_rounds"
+            options.get("max_rounds", DEFAULT_MAX_ROUNDS), "max_rounds"
         )
         self.max_failed_tool_rounds: int | None = limit(
             options.get("max_failed_tool_rounds", 8), "max_failed_tool_rounds"
         )
         self.max_output_retries: int | None = check_output_retries(
-            options.get("max_output_retries", _DEFAULT_MAX_OUTPUT_RETRIES)
+            options.get("max_output_retries", DEFAULT_MAX_OUTPUT_RETRIES)
         )
 
     # ---- identity
@@ -190,22 +196,49 @@ class ProviderAdapter(Evaluator, BatchMethods):
 
     # ---- what the public entry points (`Evaluator`) run
 
-    def _plan(self, session: Session, *, blocking: bool) -> tuple[Runner, LoopSettings]:
-        return self.model_client(blocking=blocking), self.loop_settings()
+    def _plan(
+        self, session: Session, *, blocking: bool, settings: ModelSettings | None = None
+    ) -> tuple[Runner, LoopSettings]:
+        return self.model_client(blocking=blocking, settings=settings), self.loop_settings()
 
-    def model_client(self, *, blocking: bool) -> Runner:
+    def check_call_settings(self, settings: ModelSettings) -> None:
+        self._api_with(settings)  # not a ModelSettings, or refused by the model: raises
+        unsupported = self.api.unsupported_settings | self.host.unsupported_settings
+        warn_unsupported(self.provider, unsupported, settings, stacklevel=4)
+
+    def _api_with(self, settings: ModelSettings) -> Provider:
+        """The translator with a call's settings merged over the adapter's, checked as
+        the adapter's were (a model that refuses them: `ConfigurationError`)."""
+        if not isinstance(cast(object, settings), ModelSettings):
+            raise InvalidArgumentError(
+                f"settings must be a ModelSettings or None, got {type(settings).__name__}",
+                argument="settings",
+            )
+        merged = self.settings.merged(settings)
+        refused = merged.set_fields() & self.host.unsupported_settings
+        sent = replace(merged, **dict.fromkeys(refused)) if refused else merged
+        return type(self.api)(sent, self.host)
+
+    def model_client(self, *, blocking: bool, settings: ModelSettings | None = None) -> Runner:
         """What serves one evaluation's requests on this adapter (the loop's
-        `ModelClient`; `FallbackAdapter` chains these). `blocking`: the evaluation runs
-        on a private loop of a sync entry point (see `wink.core.transport.http`)."""
+        `ModelClient`; `FallbackAdapter` chains these). `blocking`: the evaluation comes
+        from a sync entry point and runs on the portal (`wink.core.foundation.runtime`),
+        where an async client you passed in cannot serve it.
+        `settings`: the call's, merged over the adapter's."""
         if not isinstance(cast(object, blocking), bool):
             raise InvalidArgumentError(
                 f"blocking must be True or False, got {blocking!r}", argument="blocking"
             )
+        exchange = self._exchange
+        if settings is not None:
+            exchange = Exchange(
+                self._api_with(settings), secrets=self._secrets, timeout=self.timeout
+            )
         return Runner(
             self.name,
-            self._exchange,
+            exchange,
             lambda request: self._transport(request, blocking),
-            system=self.api.telemetry_name,
+            system=self.host.telemetry_name,
             pacer=self._pacer,
             retry_policy=self.retry_policy,
             secrets=self._secrets,
@@ -227,16 +260,19 @@ class ProviderAdapter(Evaluator, BatchMethods):
         )
 
     def _transport(self, request: ModelRequest, blocking: bool) -> Transport:
-        # in place only on a sync entry point's private loop, and with no deadline to cut
-        # the wait; else on a worker thread
-        return self._client_transport(blocking, offload=request.deadline is not None)
+        return self._client_transport(blocking)
 
-    def _client_transport(self, blocking: bool, *, offload: bool = False) -> Transport:
+    def _client_transport(self, blocking: bool) -> Transport:
+        """The running loop's async client; a sync client the caller passed in goes
+        through a worker thread (see `wink.core.transport.http`)."""
         client, sync = self._clients.get(blocking=blocking)
         calls = self.api.http_calls
-        if not sync:
-            return AsyncTransport(calls, client)
-        return SyncTransport(calls, client, offload=offload or not blocking)
+        signer = self.host.signer()
+        if signer is not None:
+            calls = SignedCalls(calls, signer)
+        if sync:
+            return SyncTransport(calls, client)
+        return AsyncTransport(calls, client)
 
     def _batch_runner(self, *, blocking: bool) -> BatchRunner:
         from .batch import BatchRunner
@@ -258,16 +294,16 @@ class ProviderAdapter(Evaluator, BatchMethods):
         self._clients.prepare(sync=sync)
 
     async def aclose(self) -> None:
-        """Close the clients this adapter made (the running loop's async client and the
-        sync client). A client passed in as `client=` belongs to the caller: left open.
+        """Close the clients this adapter made (the running loop's and the one the sync
+        entry points used). A client passed in as `client=` belongs to the caller: left open.
         The MCP servers its evaluations connected are closed too (`wink.mcp`)."""
         await self._clients.aclose()
         await self._release_sources_async()
 
     def close(self) -> None:
-        """Close the sync client `evaluate()` used. Async clients made by `evaluate()`
-        are closed with its call; one made on your loop needs `aclose()` there. The MCP
-        servers its evaluations connected are closed too (`wink.mcp`)."""
+        """Close the client the sync entry points used (the portal's; it is closed at
+        exit otherwise). One made on your loop needs `aclose()` there. The MCP servers its
+        evaluations connected are closed too (`wink.mcp`)."""
         self._clients.close_sync()
         self._release_sources()
 
@@ -278,23 +314,16 @@ class ProviderAdapter(Evaluator, BatchMethods):
         return self.api.make_client(sync=sync)
 
     def _check_api_key(self) -> None:
-        """No key anywhere: say which variable to set, before the SDK fails obscurely."""
-        variables = self.api.api_key_variables
-        if self._api_key or not variables or self.api.key_optional():
-            return
-        if any(os.environ.get(name) for name in variables):
-            return
-        raise ConfigurationError(
-            f"no API key for {self.provider}: set {' or '.join(variables)} or pass api_key=",
-            provider=self.provider,
-            option="api_key",
-        )
+        """No key anywhere: say which variable to set, before the SDK fails obscurely
+        (when the adapter is built, and again when a client is made: a variable may have
+        gone since)."""
+        if self._api_key is None:
+            self.host.check_credentials()
 
     def _known_secrets(self, client: Any) -> tuple[str, ...]:
         """Every key this adapter may send: given, in the environment, or in the caller's
         client. Each is masked wherever wink shows provider text."""
-        found = [self._api_key, getattr(client, "api_key", None)]
-        found += [os.environ.get(name) for name in self.api.api_key_variables]
+        found = [self._api_key, getattr(client, "api_key", None), *self.host.secrets()]
         return tuple(dict.fromkeys(v.strip() for v in found if isinstance(v, str) and v.strip()))
 
 

@@ -17,7 +17,6 @@ Each call to the batch API (create, retrieve, results, cancel) goes through the 
 from __future__ import annotations
 
 import asyncio
-import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Sized
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -33,11 +32,10 @@ from ..core.foundation.errors import (
     ConfigurationError,
     InvalidArgumentError,
     PromptEvaluationError,
-    UnsupportedSettingWarning,
     WinkError,
 )
 from ..core.foundation.messages import ModelRequest, ModelResponse
-from ..core.foundation.portable import CallIdRules, portable_messages
+from ..core.foundation.portable import CallIdRules, distinct_call_ids, portable_messages
 from ..core.foundation.pricing import Pricer
 from ..core.foundation.settings import ModelSettings
 from ..core.prompting.session import Session
@@ -48,6 +46,7 @@ from ..core.transport.exchange import Exchange
 from ..core.transport.http import EncodedRequest, Transport
 from ..providers.base import Provider
 from .evaluator import Call
+from .options import warn_unsupported
 
 if TYPE_CHECKING:
     from ..core.foundation.events import EventSink
@@ -111,7 +110,8 @@ class DeferredClient:
         if answer is None:
             self.sent = self._exchange.encode(request)
             raise AnswerLater()
-        return replace(self._read(request, answer), origin=self.origin)
+        response = distinct_call_ids(self._read(request, answer), request.messages)
+        return replace(response, origin=self.origin)
 
     def _read(self, request: ModelRequest, answer: ItemAnswer) -> ModelResponse:
         """The answer as `evaluate` reads the same one: a body parsed by the provider's
@@ -175,10 +175,12 @@ class BatchRunner:
         loop_settings: LoopSettings,
         pricer: Pricer | None = None,
     ) -> None:
-        wire = api.batch_wire()
+        host = api.host
+        wire = api.batch_wire() if host.offers_batches else None
         if wire is None:
+            why = f" ({host.no_batches_reason})" if host.no_batches_reason else ""
             raise ConfigurationError(
-                f"{name} has no batch API in wink; use evaluate", provider=api.name
+                f"{name} has no batch API in wink{why}; use evaluate", provider=host.name
             )
         self.name = name
         self._api = api
@@ -277,19 +279,20 @@ class BatchRunner:
     ) -> _Round:
         """Run `item`'s loop from `state` (None: from the start) with `answer` to the
         request it stopped at: to its end, or to its next request."""
-        call = Call.of(
+        prompt, call = Call.of(
             item.prompt,
-            item.session,
-            None,
-            item.budget,
-            item.graceful_tool_errors,
-            item.max_rounds,
-            item.max_output_retries,
-            item.attachments,
-            item.history,
-            item.approvals,
+            {
+                "session": item.session,
+                "budget": item.budget,
+                "graceful_tool_errors": item.graceful_tool_errors,
+                "max_rounds": item.max_rounds,
+                "max_output_retries": item.max_output_retries,
+                "attachments": item.attachments,
+                "history": item.history,
+                "approvals": item.approvals,
+            },
         )
-        name = item.prompt.name
+        name = prompt.name
         budget = call.budget
         if budget is not None and budget.max_cost is not None and self._pricer is not None:
             self._pricer.check()  # a limit in money that cannot trip is refused now
@@ -305,9 +308,9 @@ class BatchRunner:
         try:
             response = await run_evaluation(
                 client,
-                item.prompt,
+                prompt,
                 session=item.session if item.session is not None else Session(),
-                settings=call.settings(self._loop_settings),
+                settings=call.loop_settings(self._loop_settings),
                 budget=call.budget,
                 attachments=call.attachments if fresh else (),
                 history=call.history if fresh else None,
@@ -401,7 +404,8 @@ class BatchRunner:
 
     def _exchange(self, settings: ModelSettings | None) -> Exchange:
         """The exchange that encodes an item's requests: the adapter's translator, or
-        one for the item's own settings (refused as the adapter refuses them)."""
+        one with the item's own settings merged over the adapter's (refused as the
+        adapter refuses them)."""
         if settings is None:
             return self._default
         if not isinstance(cast(object, settings), ModelSettings):
@@ -410,9 +414,9 @@ class BatchRunner:
                 argument="settings",
             )
         api = self._api
-        _warn_unsupported(api, settings)
+        warn_unsupported(api.name, api.unsupported_settings, settings, stacklevel=3)
         return Exchange(
-            type(api)(api.model, settings, api.connection),
+            type(api)(api.settings.merged(settings), api.host),
             secrets=self._secrets,
             timeout=self._timeout,
             pricer=self._pricer,
@@ -461,14 +465,3 @@ def _answer(answers: Mapping[str, ItemAnswer], key: str, state: str) -> ItemAnsw
     if state == "cancelled":
         return ItemAnswer(not_run="cancelled")
     return ItemAnswer()
-
-
-def _warn_unsupported(api: Provider, settings: ModelSettings) -> None:
-    unsupported = settings.set_fields() & api.unsupported_settings
-    if unsupported:
-        warnings.warn(
-            f"{api.name} cannot honour {', '.join(sorted(unsupported))}; it is not sent "
-            "(filter UnsupportedSettingWarning to silence, or make it an error)",
-            UnsupportedSettingWarning,
-            stacklevel=4,
-        )

@@ -1,5 +1,5 @@
 """The batch methods of `ProviderAdapter` (docs/batch.md), each in a sync and an async
-form like `evaluate`: the sync one runs the async one's coroutine on a private loop.
+form like `evaluate`: the sync one runs the async one's coroutine on the portal.
 What they run is `wink.adapters.batch.BatchRunner`'s."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.foundation.runtime import run_sync
+from ..core.foundation.runtime import portal
 
 if TYPE_CHECKING:
     from ..core.agent.batch_job import BatchItem, BatchJob
@@ -40,7 +40,7 @@ class BatchMethods(ABC):
         cannot be sent (a part the provider refuses, a prompt that does not render), or
         a batch over the provider's limits, raises before anything is submitted.
         """
-        return run_sync(self._batch_runner(blocking=True).submit(items))
+        return portal().call(self._batch_runner(blocking=True).submit(items))
 
     async def submit_batch_async(
         self,
@@ -51,7 +51,7 @@ class BatchMethods(ABC):
 
     def poll_batch(self, job: BatchJob) -> BatchStatus:
         """Where the job's provider batch is: its state and counts (`BatchStatus`)."""
-        return run_sync(self._batch_runner(blocking=True).poll(job))
+        return portal().call(self._batch_runner(blocking=True).poll(job))
 
     async def poll_batch_async(self, job: BatchJob) -> BatchStatus:
         """`poll_batch` on the caller's event loop."""
@@ -66,7 +66,7 @@ class BatchMethods(ABC):
         batch, which the job returned holds (`job.id`). `job.finished` once every item
         has ended.
         """
-        return run_sync(self._batch_runner(blocking=True).advance(job))
+        return portal().call(self._batch_runner(blocking=True).advance(job))
 
     async def advance_batch_async(self, job: BatchJob) -> BatchJob:
         """`advance_batch` on the caller's event loop."""
@@ -75,7 +75,7 @@ class BatchMethods(ABC):
     def cancel_batch(self, job: BatchJob) -> BatchStatus:
         """Ask the provider to cancel the job's batch: items it has not run end with
         `BatchCancelledError` once it has stopped (advance the job to read them)."""
-        return run_sync(self._batch_runner(blocking=True).cancel(job))
+        return portal().call(self._batch_runner(blocking=True).cancel(job))
 
     async def cancel_batch_async(self, job: BatchJob) -> BatchStatus:
         """`cancel_batch` on the caller's event loop."""

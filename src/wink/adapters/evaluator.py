@@ -2,7 +2,8 @@
 
 `evaluate`, `evaluate_async`, `stream` and `stream_async` all run one coroutine
 (`_evaluation`, which runs `wink.core.agent.loop.run_evaluation`): the async forms on the
-caller's loop, `evaluate` through `run_sync`, a stream as a task feeding its queue. An
+caller's loop, the sync forms on the portal (`wink.core.foundation.runtime`), a stream as
+a task feeding its queue. An
 adapter says only what serves its rounds and with which loop settings (`_plan`), and how
 it closes. `ProviderAdapter` serves them with its own runner, `FallbackAdapter` with a
 chain of adapters.
@@ -13,33 +14,81 @@ from __future__ import annotations
 import importlib
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Self, cast
+from typing import TYPE_CHECKING, Any, Self, TypedDict, cast, overload
+
+from typing_extensions import Unpack
 
 from ..core.foundation.content import Attachment, attachments_of
-from ..core.foundation.runtime import run_sync
+from ..core.foundation.errors import InvalidArgumentError
+from ..core.foundation.runtime import portal
 from .options import check_arguments
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from ..core.agent.loop import LoopSettings, ModelClient, PromptResponse
-    from ..core.agent.stream import AsyncPromptStream, EventQueue, PromptStream
+    from ..core.agent.stream import AsyncPromptStream, PromptStream
+    from ..core.foundation.events import EventSink
     from ..core.foundation.limits import Budget, Deadline
     from ..core.foundation.results import ToolResult
+    from ..core.foundation.settings import ModelSettings, ToolChoice
     from ..core.foundation.transcript import Transcript
     from ..core.prompting.prompt import OutputT, Prompt
     from ..core.prompting.session import Session
     from ..core.prompting.sources import ToolSource
+    from ..core.prompting.tools import Tool
 
-__all__ = ["Call", "Evaluator"]
+__all__ = ["Call", "EvaluateOptions", "Evaluator", "TextOptions", "call_settings"]
+
+
+class EvaluateOptions(TypedDict, total=False):
+    """The keyword options every entry point takes (`evaluate`, `evaluate_async`,
+    `stream`, `stream_async`; `FallbackAdapter`'s too). None keeps the adapter's.
+
+    `session` records the run's events and holds the tools' state (a fresh `Session`
+    without one). `deadline`, `budget`: limits of this evaluation. `max_rounds`,
+    `graceful_tool_errors`, `max_output_retries` override the adapter's. `attachments`
+    (images, documents, audio) follow the prompt in the user turn (docs/multimodal.md).
+    `history` (a `Transcript`, such as `response.transcript`) is the conversation so far:
+    the prompt is its next user turn (docs/conversations.md); when it ends in calls
+    awaiting approval, `approvals` answers them (docs/approvals.md). `settings` (a
+    `ModelSettings`) are merged over the adapter's for this call, and so are
+    `tool_choice` and `parallel_tool_calls` (docs/tools.md#tool-choice).
+    """
+
+    session: Session | None
+    deadline: Deadline | None
+    budget: Budget | None
+    graceful_tool_errors: bool | None
+    max_rounds: int | None
+    max_output_retries: int | None
+    attachments: Sequence[Attachment] | None
+    history: Transcript | None
+    approvals: Mapping[str, bool | ToolResult[Any]] | None
+    settings: ModelSettings | None
+    tool_choice: ToolChoice | None
+    parallel_tool_calls: bool | None
+
+
+class TextOptions(EvaluateOptions, total=False):
+    """A string prompt's options besides `EvaluateOptions` (and `output_type`): what a
+    `Prompt` carries itself. `instructions` are the system instructions, as written;
+    `tools` are `Tool`s or plain functions (docs/tools.md)."""
+
+    instructions: str | None
+    tools: Sequence[Tool[Any, Any] | Callable[..., Any]]
+
+
+_CALL_OPTIONS = frozenset(EvaluateOptions.__annotations__)
+_TEXT_OPTIONS = frozenset({"instructions", "tools", "output_type"})
 
 
 @dataclass(frozen=True, slots=True)
 class Call:
     """What one call of an entry point asked for, checked (`Call.of`). None: the
-    adapter's own setting (a fresh `Session` for `session`)."""
+    adapter's own setting (a fresh `Session` for `session`). `settings` are the call's
+    `ModelSettings` (with its `tool_choice` and `parallel_tool_calls`), to merge over
+    each adapter's."""
 
     session: Session | None
     deadline: Deadline | None
@@ -50,43 +99,66 @@ class Call:
     attachments: tuple[Attachment, ...] = ()
     history: Transcript | None = None
     approvals: Mapping[str, bool | ToolResult[Any]] | None = None
+    settings: ModelSettings | None = None
 
     @classmethod
-    def of(
-        cls,
-        prompt: object,
-        session: object,
-        deadline: object,
-        budget: object,
-        graceful_tool_errors: object,
-        max_rounds: object,
-        max_output_retries: object,
-        attachments: object = None,
-        history: object = None,
-        approvals: object = None,
-    ) -> Call:
-        """Wrong types fail here, at the call, before anything is rendered or sent; so
-        does a history that cannot go on as given (`check_continuation`)."""
+    def of(cls, prompt: object, options: Mapping[str, Any]) -> tuple[Prompt[Any], Call]:
+        """The prompt (a string made into one: `Prompt.from_text`) and the call's options.
+        Wrong types and unknown options fail here, at the call, before anything is
+        rendered or sent; so does a history that cannot go on as given
+        (`check_continuation`)."""
         from ..core.foundation.transcript import check_continuation
+        from ..core.prompting.prompt import Prompt
 
+        unknown = sorted(set(options) - _CALL_OPTIONS - _TEXT_OPTIONS)
+        if unknown:
+            raise InvalidArgumentError(
+                f"unknown option(s) {', '.join(unknown)}; known: "
+                f"{', '.join(sorted(_CALL_OPTIONS | _TEXT_OPTIONS))}",
+                argument=unknown[0],
+            )
+        short = sorted(_TEXT_OPTIONS & set(options))
+        if isinstance(prompt, str):
+            prompt = Prompt[Any].from_text(
+                prompt,
+                instructions=options.get("instructions"),
+                tools=options.get("tools") or (),
+                output_type=options.get("output_type"),
+            )
+        elif short:
+            raise InvalidArgumentError(
+                f"{', '.join(short)} go with a string prompt; a Prompt carries its own "
+                "(Prompt(..., instructions=, output_type=), MarkdownSection(tools=...))",
+                argument=short[0],
+            )
+        get = options.get
         check_arguments(
-            prompt, session, deadline, budget, graceful_tool_errors, max_rounds, max_output_retries
+            prompt,
+            get("session"),
+            get("deadline"),
+            get("budget"),
+            get("graceful_tool_errors"),
+            get("max_rounds"),
+            get("max_output_retries"),
         )
-        parts = attachments_of(attachments, "attachments", "attachments=")
-        check_continuation(history, approvals, attachments=bool(parts))
-        return cls(
-            session,  # pyright: ignore[reportArgumentType]  (checked above)
-            deadline,  # pyright: ignore[reportArgumentType]
-            budget,  # pyright: ignore[reportArgumentType]
-            graceful_tool_errors,  # pyright: ignore[reportArgumentType]
-            max_rounds,  # pyright: ignore[reportArgumentType]
-            max_output_retries,  # pyright: ignore[reportArgumentType]
+        parts = attachments_of(get("attachments"), "attachments", "attachments=")
+        approvals = get("approvals")
+        check_continuation(get("history"), approvals, attachments=bool(parts))
+        call = cls(
+            get("session"),
+            get("deadline"),
+            get("budget"),
+            get("graceful_tool_errors"),
+            get("max_rounds"),
+            get("max_output_retries"),
             parts,
-            history,  # pyright: ignore[reportArgumentType]
+            get("history"),
             dict(cast(Mapping[str, Any], approvals)) if approvals is not None else None,
+            call_settings(get("settings"), get("tool_choice"), get("parallel_tool_calls")),
         )
+        return cast("Prompt[Any]", prompt), call
 
-    def settings(self, adapters: LoopSettings) -> LoopSettings:
+    def loop_settings(self, adapters: LoopSettings) -> LoopSettings:
         """The adapter's loop settings with this call's overrides."""
         changes: dict[str, Any] = {
             name: value
@@ -94,6 +166,24 @@ class Call:
             if (value := getattr(self, name)) is not None
         }
         return replace(adapters, **changes) if changes else adapters
+
+
+def call_settings(settings: object, tool_choice: object, parallel: object) -> ModelSettings | None:
+    """A call's `settings=`, with its `tool_choice=` and `parallel_tool_calls=` over them."""
+    from ..core.foundation.settings import ModelSettings
+
+    if settings is not None and not isinstance(settings, ModelSettings):
+        raise InvalidArgumentError(
+            f"settings must be a ModelSettings or None, got {type(settings).__name__}",
+            argument="settings",
+        )
+    if tool_choice is None and parallel is None:
+        return settings
+    loose = ModelSettings(
+        tool_choice=cast("ToolChoice | None", tool_choice),
+        parallel_tool_calls=cast("bool | None", parallel),
+    )
+    return settings.merged(loose) if settings is not None else loose
 
 
 class Evaluator(ABC):
@@ -106,151 +196,118 @@ class Evaluator(ABC):
     _tool_sources: dict[int, ToolSource] | None = None
 
     @abstractmethod
-    def _plan(self, session: Session, *, blocking: bool) -> tuple[ModelClient, LoopSettings]:
+    def _plan(
+        self, session: Session, *, blocking: bool, settings: ModelSettings | None = None
+    ) -> tuple[ModelClient, LoopSettings]:
         """What serves this evaluation's rounds, and the adapter's loop settings.
-        `blocking`: it runs on a private loop of a sync entry point, which may block."""
+        `blocking`: it comes from a sync entry point (it runs on the portal).
+        `settings`: the call's model settings, merged over each adapter's."""
 
     @abstractmethod
-    def _check_priced(self) -> None:
+    def check_priced(self) -> None:
         """Raise `ConfigurationError` unless every model that may answer has a price
         (a `Budget(max_cost=...)` needs one)."""
 
+    @abstractmethod
+    def check_call_settings(self, settings: ModelSettings) -> None:
+        """Refuse (`ConfigurationError`) or warn about (`UnsupportedSettingWarning`) a
+        call's settings as the adapter does its own: at the call, before sending."""
+
+    def _call(self, prompt: object, options: Mapping[str, Any]) -> tuple[Prompt[Any], Call]:
+        checked, call = Call.of(prompt, options)
+        if call.settings is not None:
+            self.check_call_settings(call.settings)
+        return checked, call
+
+    @overload
+    async def evaluate_async(
+        self, prompt: Prompt[OutputT], **options: Unpack[EvaluateOptions]
+    ) -> PromptResponse[OutputT]: ...
+    @overload
     async def evaluate_async(
         self,
-        prompt: Prompt[OutputT],
+        prompt: str,
         *,
-        session: Session | None = None,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-        max_output_retries: int | None = None,
-        attachments: Sequence[Attachment] | None = None,
-        history: Transcript | None = None,
-        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
-    ) -> PromptResponse[OutputT]:
+        output_type: type[OutputT] | None = None,
+        **options: Unpack[TextOptions],
+    ) -> PromptResponse[OutputT]: ...
+    async def evaluate_async(
+        self, prompt: Prompt[Any] | str, **call_options: Any
+    ) -> PromptResponse[Any]:
         """Evaluate `prompt` to a final answer; raises only `WinkError`.
 
-        Runs on the caller's event loop and never blocks it (sync clients and sync tools
-        run on worker threads). `session` records the run's events and holds the tools'
-        state; without one, the run gets a fresh `Session` of its own. `max_rounds`,
-        `graceful_tool_errors` and `max_output_retries` override the adapter's for this call.
-        `attachments` (images, documents, audio) follow the rendered prompt in the user
-        turn (docs/multimodal.md).
-        `history` (a `Transcript`, such as `response.transcript`) is the conversation so
-        far: the prompt is its next user turn (docs/conversations.md). When it ends in
-        calls awaiting approval, `approvals` answers each of them instead
-        (docs/approvals.md).
+        `prompt` is a `Prompt`, or a string: one user turn, exactly as written, with the
+        `instructions`, `tools` (`Tool`s or functions) and `output_type` given here. Runs
+        on the caller's event loop and never blocks it (sync clients and sync tools run
+        on worker threads). The options are `EvaluateOptions`.
         """
-        call = Call.of(
-            prompt,
-            session,
-            deadline,
-            budget,
-            graceful_tool_errors,
-            max_rounds,
-            max_output_retries,
-            attachments,
-            history,
-            approvals,
-        )
-        return await self._evaluation(prompt, call, blocking=False)
+        checked, call = self._call(prompt, call_options)
+        return await self._evaluation(checked, call, blocking=False)
 
+    @overload
+    def evaluate(
+        self, prompt: Prompt[OutputT], **options: Unpack[EvaluateOptions]
+    ) -> PromptResponse[OutputT]: ...
+    @overload
     def evaluate(
         self,
-        prompt: Prompt[OutputT],
+        prompt: str,
         *,
-        session: Session | None = None,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-        max_output_retries: int | None = None,
-        attachments: Sequence[Attachment] | None = None,
-        history: Transcript | None = None,
-        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
-    ) -> PromptResponse[OutputT]:
-        """The sync form of `evaluate_async`, on a private event loop of its own; also safe
-        inside a running event loop (Jupyter), where it runs on a worker thread."""
-        call = Call.of(
-            prompt,
-            session,
-            deadline,
-            budget,
-            graceful_tool_errors,
-            max_rounds,
-            max_output_retries,
-            attachments,
-            history,
-            approvals,
-        )
-        return run_sync(self._evaluation(prompt, call, blocking=True))
+        output_type: type[OutputT] | None = None,
+        **options: Unpack[TextOptions],
+    ) -> PromptResponse[OutputT]: ...
+    def evaluate(self, prompt: Prompt[Any] | str, **call_options: Any) -> PromptResponse[Any]:
+        """The sync form of `evaluate_async`: the same coroutine, run on wink's event loop
+        for sync calls (the portal, a thread of its own) while this thread waits; also
+        inside a running event loop (Jupyter), which it blocks as any sync call does."""
+        checked, call = self._call(prompt, call_options)
+        return portal().call(self._evaluation(checked, call, blocking=True))
 
+    @overload
+    def stream(
+        self, prompt: Prompt[OutputT], **options: Unpack[EvaluateOptions]
+    ) -> PromptStream[OutputT]: ...
+    @overload
     def stream(
         self,
-        prompt: Prompt[OutputT],
+        prompt: str,
         *,
-        session: Session | None = None,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-        max_output_retries: int | None = None,
-        attachments: Sequence[Attachment] | None = None,
-        history: Transcript | None = None,
-        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
-    ) -> PromptStream[OutputT]:
+        output_type: type[OutputT] | None = None,
+        **options: Unpack[TextOptions],
+    ) -> PromptStream[OutputT]: ...
+    def stream(self, prompt: Prompt[Any] | str, **call_options: Any) -> PromptStream[Any]:
         """`evaluate`, streamed: `with adapter.stream(...) as stream: for event in stream`,
         then `stream.response`. Same arguments, same loop, same contract; the iteration
         raises only `WinkError` (docs/streaming.md)."""
         from ..core.agent.stream import PromptStream
 
-        call = Call.of(
-            prompt,
-            session,
-            deadline,
-            budget,
-            graceful_tool_errors,
-            max_rounds,
-            max_output_retries,
-            attachments,
-            history,
-            approvals,
+        checked, call = self._call(prompt, call_options)
+        return PromptStream(
+            lambda queue: self._evaluation(checked, call, blocking=True, sink=queue)
         )
-        return PromptStream(lambda queue: self._evaluation(prompt, call, blocking=True, sink=queue))
 
+    @overload
+    def stream_async(
+        self, prompt: Prompt[OutputT], **options: Unpack[EvaluateOptions]
+    ) -> AsyncPromptStream[OutputT]: ...
+    @overload
     def stream_async(
         self,
-        prompt: Prompt[OutputT],
+        prompt: str,
         *,
-        session: Session | None = None,
-        deadline: Deadline | None = None,
-        budget: Budget | None = None,
-        graceful_tool_errors: bool | None = None,
-        max_rounds: int | None = None,
-        max_output_retries: int | None = None,
-        attachments: Sequence[Attachment] | None = None,
-        history: Transcript | None = None,
-        approvals: Mapping[str, bool | ToolResult[Any]] | None = None,
-    ) -> AsyncPromptStream[OutputT]:
+        output_type: type[OutputT] | None = None,
+        **options: Unpack[TextOptions],
+    ) -> AsyncPromptStream[OutputT]: ...
+    def stream_async(
+        self, prompt: Prompt[Any] | str, **call_options: Any
+    ) -> AsyncPromptStream[Any]:
         """`evaluate_async`, streamed: `async with adapter.stream_async(...) as stream:
         async for event in stream`, then `stream.response`."""
         from ..core.agent.stream import AsyncPromptStream
 
-        call = Call.of(
-            prompt,
-            session,
-            deadline,
-            budget,
-            graceful_tool_errors,
-            max_rounds,
-            max_output_retries,
-            attachments,
-            history,
-            approvals,
-        )
+        checked, call = self._call(prompt, call_options)
         return AsyncPromptStream(
-            lambda queue: self._evaluation(prompt, call, blocking=False, sink=queue)
+            lambda queue: self._evaluation(checked, call, blocking=False, sink=queue)
         )
 
     def _evaluation(
@@ -259,7 +316,7 @@ class Evaluator(ABC):
         call: Call,
         *,
         blocking: bool,
-        sink: EventQueue | None = None,
+        sink: EventSink | None = None,
     ) -> Coroutine[Any, Any, PromptResponse[OutputT]]:
         """The one evaluation coroutine every entry point runs (the loop's own, so the
         adapter stays out of its frames)."""
@@ -268,17 +325,17 @@ class Evaluator(ABC):
 
         budget = call.budget
         if budget is not None and budget.max_cost is not None:
-            self._check_priced()  # a limit in money that cannot trip is refused now
+            self.check_priced()  # a limit in money that cannot trip is refused now
         session = call.session if call.session is not None else Session()
         sources = prompt.tool_sources
         if sources:
             self._remember(sources)
-        client, settings = self._plan(session, blocking=blocking)
+        client, settings = self._plan(session, blocking=blocking, settings=call.settings)
         return run_evaluation(
             client,
             prompt,
             session=session,
-            settings=call.settings(settings),
+            settings=call.loop_settings(settings),
             deadline=call.deadline,
             budget=call.budget,
             sink=sink,

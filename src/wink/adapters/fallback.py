@@ -19,7 +19,8 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core.agent.loop import LoopSettings, publish, record_retry
+from ..core.agent.loop import LoopSettings
+from ..core.agent.rounds import NULL_SINK, NullSink, RoundAttempts, publish
 from ..core.foundation.errors import (
     AllAdaptersFailedError,
     AllAdaptersThrottledError,
@@ -36,7 +37,7 @@ from ..core.foundation.errors import (
     UnsupportedContentError,
     WinkError,
 )
-from ..core.foundation.events import AdapterSwitched, RoundRestarted
+from ..core.foundation.events import AdapterSwitched, EventSink
 from ..core.foundation.messages import (
     ModelRequest,
     ModelResponse,
@@ -50,7 +51,7 @@ from .evaluator import Evaluator
 from .options import telemetry_option
 
 if TYPE_CHECKING:
-    from ..core.foundation.events import EventSink
+    from ..core.foundation.settings import ModelSettings
 
 __all__ = [
     "FallbackAdapter",
@@ -74,9 +75,9 @@ def throttled(error: WinkError) -> bool:
     return isinstance(error, ThrottleError | DeadlineExceededError)
 
 
-# Failures that say something about the adapter (its key, account or model), not about
-# the request: the next adapter, with its own, may well succeed.
-_ADAPTER_FAILURES = (AuthenticationError, PermissionDeniedError, NotFoundError)
+# Failures that say something about the adapter (its key, account or model, or no key at
+# all), not about the request: the next adapter, with its own, may well succeed.
+_ADAPTER_FAILURES = (AuthenticationError, PermissionDeniedError, NotFoundError, ConfigurationError)
 # another model may take it: a longer input, a part this provider cannot carry
 _ELSEWHERE = (ContextWindowExceededError, UnsupportedContentError, *_ADAPTER_FAILURES)
 
@@ -86,9 +87,10 @@ def another_adapter_may_help(error: WinkError) -> bool:
     (`throttled`); an input too long for this model's context window (the next may have a
     larger one); an image, a document or an audio this provider cannot take (the next
     may); a key, an account or a model name this provider refused (401, 403,
-    404: nothing about the next adapter). Not any other rejected request
-    (`BadRequestError`: malformed here is malformed everywhere), nor a request a content
-    filter blocked, nor an answer wink could not use."""
+    404: nothing about the next adapter), or no key at all (`ConfigurationError`). Not
+    any other rejected request (`BadRequestError`: malformed here is malformed
+    everywhere), nor a request a content filter blocked, nor an answer wink could not
+    use."""
     return throttled(error) or isinstance(error, _ELSEWHERE)
 
 
@@ -205,16 +207,20 @@ class FallbackAdapter(Evaluator):
 
     # ---- what the public entry points (`Evaluator`) run
 
-    def _plan(self, session: Session, *, blocking: bool) -> tuple[_Chain, LoopSettings]:
+    def _plan(
+        self, session: Session, *, blocking: bool, settings: ModelSettings | None = None
+    ) -> tuple[_Chain, LoopSettings]:
         """The first adapter's loop settings, without retries: each adapter retries
         under its own policy inside the chain."""
         first = self.adapters[0]
-        settings = replace(
+        loop_settings = replace(
             first.loop_settings(),
             retry_policy=_NO_RETRY,
             telemetry=telemetry_for(self._telemetry),
         )
-        runners = tuple(adapter.model_client(blocking=blocking) for adapter in self.adapters)
+        runners = tuple(
+            adapter.model_client(blocking=blocking, settings=settings) for adapter in self.adapters
+        )
         names = [adapter.name for adapter in self.adapters]
         for index, runner in enumerate(runners):
             if names.count(runner.origin) > 1:  # two accounts of one model: each its own
@@ -226,11 +232,15 @@ class FallbackAdapter(Evaluator):
             self.fallback_on,
             session,
         )
-        return chain, settings
+        return chain, loop_settings
 
-    def _check_priced(self) -> None:
+    def check_call_settings(self, settings: ModelSettings) -> None:
+        for adapter in self.adapters:  # each merges the call's over its own
+            adapter.check_call_settings(settings)
+
+    def check_priced(self) -> None:
         for adapter in self.adapters:  # each round is priced by the adapter that runs it
-            adapter._check_priced()
+            adapter.check_priced()
 
     # ---- opening and closing
 
@@ -268,8 +278,7 @@ class _Chain:
         self._session = session
         ready = [i for i in range(len(adapters)) if breaker.remaining(i) is None]
         self._current = ready[0] if ready else 0
-        self._round = 0  # the loop calls once per round: its retries happen in `_send`
-        self._shown = 0  # events of the current round the caller had when its attempt began
+        self._round = 0  # the loop calls once per round: its retries happen here
 
     @property
     def name(self) -> str:
@@ -277,7 +286,7 @@ class _Chain:
 
     @property
     def system(self) -> str:
-        return self._adapters[self._current].api.telemetry_name
+        return self._adapters[self._current].host.telemetry_name
 
     def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         cleaned: dict[str, Any] = dict(payload)
@@ -286,7 +295,7 @@ class _Chain:
         return cleaned
 
     async def request(self, request: ModelRequest) -> ModelResponse:
-        return await self._serve(request, None)
+        return await self._serve(request, NULL_SINK)
 
     async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse:
         """The round streamed by whichever adapter serves it. A retry or a switch after
@@ -294,8 +303,11 @@ class _Chain:
         loop does for one adapter: what the round showed so far is void."""
         return await self._serve(request, sink)
 
-    async def _serve(self, request: ModelRequest, sink: EventSink | None) -> ModelResponse:
+    async def _serve(self, request: ModelRequest, sink: EventSink | NullSink) -> ModelResponse:
+        """Each adapter's attempt goes through the loop's own `RoundAttempts`, under the
+        adapter's retry policy; a failure that moves on voids what it showed."""
         self._round += 1
+        attempts = RoundAttempts(self._session, sink, self._round)
         count = len(self._adapters)
         failures: dict[int, WinkError] = {}
         waits: dict[int, float | None] = {}
@@ -313,8 +325,11 @@ class _Chain:
                 continue
             if index != self._current:
                 self._switch(request.prompt_name, index, reason)
+            adapter = self._adapters[index]
             try:
-                response = await self._send(index, request, sink)
+                response = await attempts.send(
+                    self._runners[index], request, adapter.retry_policy, adapter.name
+                )
             except WinkError as error:
                 deadline = request.deadline
                 if (deadline is not None and deadline.expired()) or not self._fallback_on(error):
@@ -324,43 +339,11 @@ class _Chain:
                 failures[index] = error
                 waits[index] = _asked(error)
                 reason = error
-                self._restart_if_shown(sink, error)
+                attempts.restart(error)
                 continue
             self._breaker.close(index)
             return response
         raise self._exhausted(request.prompt_name, failures, waits)
-
-    async def _send(
-        self, index: int, request: ModelRequest, sink: EventSink | None
-    ) -> ModelResponse:
-        adapter, runner = self._adapters[index], self._runners[index]
-
-        def on_retry(error: ThrottleError, wait: float) -> None:
-            self._restart_if_shown(sink, error)
-            record_retry(self._session, request.prompt_name, adapter.name, error, wait)
-
-        if sink is None:
-            send = lambda: runner.request(request)  # noqa: E731
-        else:
-            self._shown = sink.count
-            send = lambda: runner.stream(request, sink)  # noqa: E731
-        return await adapter.retry_policy.call(send, deadline=request.deadline, on_retry=on_retry)
-
-    def _restart_if_shown(self, sink: EventSink | None, error: WinkError) -> None:
-        """Events of a failed attempt reached the caller: tell it they are void."""
-        if sink is None or sink.count == self._shown:
-            return
-        throttle = (
-            error
-            if isinstance(error, ThrottleError)
-            else ThrottleError(
-                str(error),
-                prompt_name=getattr(error, "prompt_name", "") or "",
-                details=ThrottleDetails(kind="overloaded"),
-            )
-        )
-        sink.put([RoundRestarted(self._round, throttle.details.attempts + 1, throttle)])
-        self._shown = sink.count
 
     def _switch(self, prompt_name: str, index: int, reason: WinkError | None) -> None:
         previous, self._current = self._current, index

@@ -3,27 +3,35 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 from urllib.parse import urlsplit
 
 from ..core.foundation.cost import Prices
-from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
+from ..core.foundation.errors import (
+    ConfigurationError,
+    InvalidArgumentError,
+    UnsupportedSettingWarning,
+)
 from ..core.foundation.settings import (
     SETTING_NAMES,
     CacheRetention,
     Effort,
     ModelSettings,
     Thinking,
+    ToolChoice,
 )
 from ..core.throttling.limiter import Limiter
 from ..core.throttling.retry import RetryPolicy
+from ..providers.azure.options import AzureOptions
 
 if TYPE_CHECKING:
     from ..core.telemetry.spans import Telemetry
 
 __all__ = [
     "AdapterOptions",
+    "AnyHostOptions",
     "as_bool",
     "base_url_option",
     "check_arguments",
@@ -34,6 +42,7 @@ __all__ = [
     "prices_option",
     "settings_from",
     "telemetry_option",
+    "warn_unsupported",
 ]
 
 
@@ -51,6 +60,8 @@ class AdapterOptions(TypedDict, total=False):
     `max_tokens`, `top_p`, `stop`, `seed`, `thinking` (a `Thinking`, an effort such as
     "high", or a token budget such as 2048), `extra_body`; OpenAI's prompt cache:
     `prompt_cache_key`, `prompt_cache_retention` ("in_memory" or "24h"; docs/caching.md).
+    Tools: `tool_choice` ("auto", "required", "none" or a tool's name) and
+    `parallel_tool_calls` (docs/tools.md#tool-choice).
     Tracing: `tracer_provider` (an OpenTelemetry `TracerProvider`; default: the global one
     once the application has configured OpenTelemetry; see docs/observability.md).
     Pacing: `limiter` (default: this adapter's own `InProcessLimiter`; a `RedisLimiter`
@@ -78,9 +89,16 @@ class AdapterOptions(TypedDict, total=False):
     extra_body: Mapping[str, Any] | None
     prompt_cache_key: str | None
     prompt_cache_retention: CacheRetention | None
+    tool_choice: ToolChoice | None
+    parallel_tool_calls: bool | None
     tracer_provider: Any
     limiter: Limiter | None
     prices: Prices | None
+
+
+class AnyHostOptions(AdapterOptions, AzureOptions, total=False):
+    """`create_adapter`'s options: the common ones and every built-in host's own (each
+    host refuses another's, by name: `Host.options`)."""
 
 
 _SETTING_OPTIONS = (*SETTING_NAMES, "extra_body")
@@ -104,9 +122,8 @@ def check_arguments(
     from ..core.prompting.session import Session
 
     if not isinstance(prompt, Prompt):
-        hint = " (wrap text in a Prompt with a MarkdownSection)" if isinstance(prompt, str) else ""
         raise InvalidArgumentError(
-            f"prompt must be a wink Prompt, got {type(prompt).__name__}{hint}",
+            f"prompt must be a string or a wink Prompt, got {type(prompt).__name__}",
             argument="prompt",
         )
     if session is not None and not isinstance(session, Session):
@@ -247,3 +264,18 @@ def prices_option(value: object) -> Prices | None:
         f"prices must be a wink.Prices (per-million rates), got {type(value).__name__}",
         option="prices",
     )
+
+
+def warn_unsupported(
+    name: str, unsupported: frozenset[str], settings: ModelSettings, *, stacklevel: int
+) -> None:
+    """A setting the provider cannot honour is warned about, never silently dropped
+    (at the adapter, a call, a batch item alike)."""
+    found = settings.set_fields() & unsupported
+    if found:
+        warnings.warn(
+            f"{name} cannot honour {', '.join(sorted(found))}; it is not sent "
+            "(filter UnsupportedSettingWarning to silence, or make it an error)",
+            UnsupportedSettingWarning,
+            stacklevel=stacklevel + 1,
+        )

@@ -1,6 +1,6 @@
-"""`create_adapter("provider:model")`: switch provider by changing one string; and the
-registry of providers it reads (adding a provider: a folder in `wink/providers/` and one
-entry here, docs/architecture.md)."""
+"""`create_adapter("host:model")`: switch provider or host by changing one string; and the
+registry of hosts it reads (adding a host: a class in `wink/providers/` and one entry
+here, docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -14,44 +14,59 @@ from .base import ProviderAdapter
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ..providers.base import Provider
-    from .options import AdapterOptions
+    from ..providers.host import Host
+    from .options import AnyHostOptions
 
-__all__ = ["PROVIDERS", "ProviderEntry", "create_adapter", "load_provider"]
+__all__ = ["HOSTS", "PROVIDERS", "HostEntry", "ProviderEntry", "create_adapter", "load_host"]
 
 
 @dataclass(frozen=True, slots=True)
-class ProviderEntry:
-    """Where a provider lives (`module`, its `Provider` class), the extra that installs what
-    it needs, and its named adapter class in `wink.adapters.named`, if it has one."""
+class HostEntry:
+    """Where a host lives (`module`, its `Host` class), the extra that installs what it
+    needs, and its named adapter class in `wink.adapters.named`, if it has one."""
 
     module: str
-    provider_class: str
+    host_class: str
     extra: str
     adapter_class: str | None = None
 
 
-# The registry: one entry per provider, imported only when asked for, so `import wink`
-# never pulls in an SDK. Everything else about a provider is its class's attributes.
-PROVIDERS: dict[str, ProviderEntry] = {
-    "openai": ProviderEntry("wink.providers.openai", "OpenAIChat", "openai", "OpenAIAdapter"),
-    "openai-responses": ProviderEntry(
-        "wink.providers.openai", "OpenAIResponses", "openai", "OpenAIResponsesAdapter"
+# The registry: one entry per host, imported only when asked for, so `import wink` never
+# pulls in an SDK. Everything else about a host is its class's attributes.
+HOSTS: dict[str, HostEntry] = {
+    "openai": HostEntry("wink.providers.openai", "OpenAI", "openai", "OpenAIAdapter"),
+    "openai-responses": HostEntry(
+        "wink.providers.openai", "OpenAIResponsesHost", "openai", "OpenAIResponsesAdapter"
     ),
-    "anthropic": ProviderEntry(
-        "wink.providers.anthropic", "Anthropic", "anthropic", "AnthropicAdapter"
+    "anthropic": HostEntry(
+        "wink.providers.anthropic", "AnthropicHost", "anthropic", "AnthropicAdapter"
     ),
-    "google": ProviderEntry("wink.providers.google", "Gemini", "google", "GoogleAdapter"),
+    "google": HostEntry("wink.providers.google", "GeminiHost", "google", "GoogleAdapter"),
 }
-PROVIDERS["gemini"] = PROVIDERS["google"]
+HOSTS["gemini"] = HOSTS["google"]
+HOSTS["azure"] = HostEntry("wink.providers.azure.hosts", "Azure", "openai")
+HOSTS["azure-responses"] = HostEntry("wink.providers.azure.hosts", "AzureResponses", "openai")
+HOSTS.update(
+    (name, HostEntry(f"wink.providers.{name}", host_class, "openai"))
+    for name, host_class in (
+        ("deepseek", "DeepSeek"),
+        ("openrouter", "OpenRouter"),
+        ("groq", "Groq"),
+        ("mistral", "Mistral"),
+        ("xai", "XAI"),
+        ("ollama", "Ollama"),
+    )
+)
+PROVIDERS = HOSTS  # the registry's earlier names
+ProviderEntry = HostEntry
 
 
-def load_provider(name: str) -> type[Provider]:
-    """The `Provider` class registered as `name`; a missing extra is a
-    `ConfigurationError` naming it."""
-    entry = PROVIDERS.get(name)
+def load_host(name: str) -> type[Host]:
+    """The `Host` class registered as `name`; a missing extra is a `ConfigurationError`
+    naming it."""
+    entry = HOSTS.get(name)
     if entry is None:
-        known = ", ".join(sorted(PROVIDERS))
+        known = ", ".join(sorted(HOSTS))
         raise ConfigurationError(
             f"unknown provider {name!r}; known providers: {known}", provider=name
         )
@@ -65,10 +80,10 @@ def load_provider(name: str) -> type[Provider]:
             f"({what}): pip install 'wink[{entry.extra}]'",
             provider=name,
         ) from error
-    return cast("type[Provider]", getattr(module, entry.provider_class))
+    return cast("type[Host]", getattr(module, entry.host_class))
 
 
-def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdapter:
+def create_adapter(spec: str, **options: Unpack[AnyHostOptions]) -> ProviderAdapter:
     """The adapter for `"provider:model"`, e.g. `"anthropic:claude-sonnet-4-6"`.
 
     Providers (the prefix is case-insensitive; spaces around the parts are ignored):
@@ -94,6 +109,8 @@ def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdap
       `extra_body` (merged into the request body as is);
     - `prompt_cache_key`, `prompt_cache_retention` (OpenAI's prompt cache:
       docs/caching.md);
+    - `tool_choice` ("auto", "required", "none" or a tool's name; "required" and a
+      name hold for the first round) and `parallel_tool_calls` (docs/tools.md);
     - `tracer_provider` (an OpenTelemetry `TracerProvider` for this adapter's spans;
       default: the global one once the application has configured OpenTelemetry:
       docs/observability.md);
@@ -107,7 +124,7 @@ def create_adapter(spec: str, **options: Unpack[AdapterOptions]) -> ProviderAdap
     `ConfigurationError` (a `WinkError` and a `ValueError`).
     """
     provider, model = _parse_spec(spec)
-    entry = PROVIDERS[provider]
+    entry = HOSTS[provider]
     given = cast(dict[str, Any], options)
     if entry.adapter_class is None:
         return ProviderAdapter(model, provider=provider, **given)
@@ -128,8 +145,8 @@ def _parse_spec(spec: object) -> tuple[str, str]:
         raise ConfigurationError(
             f"adapter spec {spec!r} must look like 'provider:model', e.g. 'openai:gpt-4.1'"
         )
-    if provider not in PROVIDERS:
-        known = ", ".join(sorted(PROVIDERS))
+    if provider not in HOSTS:
+        known = ", ".join(sorted(HOSTS))
         raise ConfigurationError(
             f"unknown provider {provider!r} in {spec!r}; known providers: {known}",
             provider=provider,

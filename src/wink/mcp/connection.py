@@ -1,12 +1,12 @@
-"""The live side of an MCP server: the SDK's client session, on an event loop of its own.
+"""The live side of an MCP server: the SDK's client session, on wink's own event loop.
 
-Why a loop of its own: an MCP session (the SDK's anyio task groups and streams) belongs
-to the event loop that opened it, and wink runs evaluations on many loops: each
-`evaluate()` on a private loop made for that call, `evaluate_async()` and streams on
-yours (docs/runtime.md). So a server, once used, gets a `ServerLoop` (an event loop on a
-daemon thread) where its session lives for as long as it is open; every listing and
-every call is handed to that loop and awaited where it was made. One session serves all
-of them, concurrently (the SDK matches answers to requests).
+Why there: an MCP session (the SDK's anyio task groups and streams) belongs to the event
+loop that opened it, and evaluations run on many loops: every sync call on the portal
+(`wink.core.foundation.runtime`), `evaluate_async()` and `stream_async()` on yours
+(docs/runtime.md). So a server's session lives on the portal for as long as it is open;
+every listing and every call is started there (`Connection.start`) and awaited where it
+was made. One session serves all of them, concurrently (the SDK matches answers to
+requests).
 
 The session is held open by a keeper task (`_Link`): the SDK's client is entered and left
 in that one task, as anyio requires, and a transport that breaks (an HTTP server gone)
@@ -17,7 +17,6 @@ answer, and the model a failed result.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import logging
 import threading
@@ -31,9 +30,10 @@ import mcp.types
 
 from ..core.foundation.errors import ToolSourceError
 from ..core.foundation.results import ToolResult
+from ..core.foundation.runtime import Running, portal
 from .results import Redactor, describe_error, to_tool_result
 
-__all__ = ["Connection", "Endpoint", "ServerLoop"]
+__all__ = ["Connection", "Endpoint"]
 
 T = TypeVar("T")
 
@@ -57,60 +57,6 @@ class Endpoint:
     redact: Redactor
     open: Callable[[AsyncExitStack], Awaitable[mcp.Client]]
     comeback: str
-
-
-class ServerLoop:
-    """An event loop running on a daemon thread of its own.
-
-    Daemon, so that a server nobody closed cannot keep the interpreter from exiting (its
-    finalizer closes it at exit, with a warning: `wink.mcp.servers`).
-    """
-
-    def __init__(self, name: str) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self.loop.run_forever, name=f"wink-mcp {name}", daemon=True
-        )
-        self._state = threading.Lock()
-        self._stopping = False
-        self._thread.start()
-
-    @property
-    def is_current(self) -> bool:
-        """True on the loop's own thread (where waiting for the loop would deadlock)."""
-        return threading.current_thread() is self._thread
-
-    def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        """Run `coroutine` on the loop; RuntimeError once the loop is stopping (what was
-        submitted before is cancelled by `stop`, so no caller waits forever)."""
-        with self._state:
-            if self._stopping:
-                raise RuntimeError("the MCP server's event loop is stopped")
-            return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
-
-    def stop(self) -> None:
-        """Cancel what is left on the loop, stop it and close it (from another thread)."""
-        with self._state:
-            if self._stopping:
-                return
-            self._stopping = True
-        if self.loop.is_running():
-            cancelled = asyncio.run_coroutine_threadsafe(_cancel_the_rest(), self.loop)
-            with contextlib.suppress(Exception):
-                cancelled.result(timeout=_CLOSE_WAIT)
-            self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout=_CLOSE_WAIT)
-        if not self._thread.is_alive():
-            self.loop.close()
-
-
-async def _cancel_the_rest() -> None:
-    current = asyncio.current_task()
-    pending = [task for task in asyncio.all_tasks() if task is not current]
-    for task in pending:
-        task.cancel()
-    if pending:
-        await asyncio.wait(pending, timeout=_CLOSE_WAIT)
 
 
 class _Link:
@@ -218,18 +164,36 @@ class _Link:
 
 
 class Connection:
-    """A server's live side: its `ServerLoop` and the session on it.
+    """A server's live side: its session on the portal.
 
-    Every coroutine method runs on that loop (`loop.submit`); `close()` is called from
-    any other thread. Listings are serialized (one connects, the others wait and reuse
-    it); calls run concurrently.
+    Every coroutine method runs on the portal (`start` puts it there); `close()` is
+    called from any thread. Listings are serialized (one connects, the others wait and
+    reuse it); calls run concurrently. Closing cancels what still runs for it.
     """
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
-        self.loop = ServerLoop(endpoint.name)
         self._link: _Link | None = None
         self._lock: asyncio.Lock | None = None
+        self._state = threading.Lock()
+        self._running: set[Running[Any]] = set()
+        self.closed = False
+
+    def start(self, coroutine: Coroutine[Any, Any, T]) -> Running[T]:
+        """Start `coroutine` on the portal; RuntimeError once closed (what was started
+        before is cancelled by `close`, so no caller waits forever)."""
+        with self._state:
+            if self.closed:
+                coroutine.close()
+                raise RuntimeError("the MCP server's connection is closed")
+            running = portal().start(coroutine)
+            self._running.add(running)
+        running.future.add_done_callback(lambda _: self._forget(running))
+        return running
+
+    def _forget(self, running: Running[Any]) -> None:
+        with self._state:
+            self._running.discard(running)
 
     async def connect(self) -> None:
         """Connect now if not connected (or the session died)."""
@@ -310,13 +274,21 @@ class Connection:
             await link.close()
 
     def close(self) -> None:
-        """Leave the session and stop the loop (from any thread but the loop's own)."""
-        if self.loop.is_current:  # a finalizer run on the loop: hand the close to a thread
-            threading.Thread(target=self.close, name="wink-mcp close", daemon=True).start()
+        """Leave the session and cancel what still runs for it (from any thread; on the
+        portal's own, a finalizer run there, it is left to finish in the background)."""
+        with self._state:
+            if self.closed:
+                return
+            self.closed = True
+            running = list(self._running)
+        for each in running:
+            each.cancel()
+        current = portal()
+        if current.is_current:
+            current.loop.create_task(self.disconnect())
             return
-        with contextlib.suppress(Exception):
-            self.loop.submit(self.disconnect()).result(timeout=2 * _CLOSE_WAIT)
-        self.loop.stop()
+        with contextlib.suppress(Exception):  # the portal closed at exit: so did the session
+            current.start(self.disconnect()).future.result(timeout=2 * _CLOSE_WAIT)
 
     def _locked(self) -> asyncio.Lock:
         if self._lock is None:

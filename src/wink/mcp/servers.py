@@ -3,13 +3,14 @@
 A server is a `ToolSource` (`wink.core.prompting.sources`): an evaluation asks it for its
 tools once, when it starts; the first ask connects it (or `with server:` does), and one
 connection serves every later evaluation, on any thread or event loop, until it is
-closed. Its live side, the SDK's session on an event loop of its own, is
+closed. Its live side, the SDK's session on wink's own event loop (the portal), is
 `wink.mcp.connection`; what its answers mean to wink is `wink.mcp.results`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import shlex
 import threading
@@ -24,7 +25,7 @@ from urllib.parse import urlsplit
 from ..core.foundation.checks import kind_of
 from ..core.foundation.errors import ConfigurationError, InvalidArgumentError, ToolSourceError
 from ..core.foundation.results import ToolResult
-from ..core.foundation.runtime import run_in_thread
+from ..core.foundation.runtime import portal, run_in_thread
 from ..core.foundation.version import __version__
 from ..core.prompting.sources import SourceTool
 from ..core.prompting.tools import Tool, ToolContext
@@ -129,7 +130,7 @@ class _MCPServer:
         """Connect now (a `ToolSourceError` if the server cannot start); closed on exit."""
         connection = self._enter()
         try:
-            connection.loop.submit(connection.connect()).result()
+            portal().call(_on(connection, connection.connect()))
         except BaseException:
             self._leave()
             raise
@@ -385,18 +386,25 @@ class _Closed(Exception):
 
 
 async def _on(connection: Connection, coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run `coroutine` on the connection's loop and wait for it here."""
+    """Run `coroutine` on the portal, where the connection's session lives, and wait for
+    it here; cancelled here, it is cancelled there."""
     try:
-        future = connection.loop.submit(coroutine)
-    except RuntimeError:  # the loop is stopping or stopped
-        coroutine.close()
+        running = connection.start(coroutine)
+    except RuntimeError:  # the connection is closed
         raise _Closed from None
     try:
-        return await asyncio.wrap_future(future)
+        return await asyncio.wrap_future(running.future)
     except asyncio.CancelledError:
         task = asyncio.current_task()
-        if future.cancelled() and task is not None and not task.cancelling():
-            raise _Closed from None  # the server closed under the call, not ours cancelled
+        if task is not None and task.cancelling():  # ours was cancelled: so is the work
+            running.cancel()
+            raise
+        if connection.closed:
+            raise _Closed from None  # the server closed under the call
+        raise
+    except concurrent.futures.CancelledError:  # the work was cancelled there
+        if connection.closed:
+            raise _Closed from None
         raise
 
 

@@ -1,15 +1,16 @@
-"""`Provider`: everything wink knows about one provider's wire format, in one object.
+"""`Provider`: everything wink knows about one wire format (one API shape), in one object.
 
 A provider folder (`wink.providers.<name>`) holds its translator (neutral transcript <->
 wire JSON), stream decoder, error table and rate-limit headers, and one `Provider`
-subclass that puts them together with the provider's facts as class attributes. Nothing
-outside the folder keys a table by the provider's name: the registry
-(`wink.providers.registry`) names where each folder's class is, and the adapter, the
-runner, fallback and telemetry read the attributes. docs/architecture.md shows how to add
-one.
+subclass per API shape that puts them together with the format's facts as class
+attributes. Where its requests go and how they are signed is its `Host`'s
+(`wink.providers.host`): the same wire is served by several hosts. Nothing outside the
+folder keys a table by a provider's name: the registry (`wink.adapters.registry`) names
+where each host's class is, and the adapter, the runner, fallback and telemetry read the
+attributes. docs/architecture.md shows how to add one.
 
-A `Provider` instance is one model with its settings and connection: `ProviderAdapter`
-makes it, and the core's `Exchange` drives it (`wink.core.transport.exchange.Translator`).
+A `Provider` instance is one model with its settings and host: `ProviderAdapter` makes
+it, and the core's `Exchange` drives it (`wink.core.transport.exchange.Translator`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..core.transport.http import HttpCalls, WireRequest
 if TYPE_CHECKING:  # a stream's decoder and a batch's wire load when first used
     from ..core.transport.batches import BatchWire
     from ..core.transport.decoding import Parse, StreamDecoder, StreamFormat
+    from .host import Host
 
 __all__ = ["Connection", "LazyStreamFormat", "Provider"]
 
@@ -74,34 +76,32 @@ class LazyStreamFormat:
 
 
 class Provider(ABC):
-    """One provider's wire format for one model; subclasses set the facts and implement
+    """One wire format for one model on one host; subclasses set the facts and implement
     the translator (`build_request`, `parse_response`, `map_errors`) and the client
-    (`make_client`, `http_calls`).
+    (`make_client`, `http_calls`), which they make with what the host says
+    (`host.endpoint()`).
 
-    Facts: `name` (the prefix of `create_adapter("name:model")`), `api_key_variables`
-    (read in order when no key is given), `unsupported_settings` (warned about, not sent),
-    `rate_limit_headers`, `telemetry_name` (`gen_ai.provider.name`), `stream_format`
-    (None: not streamed on the wire), `call_ids`, `content_rules` (the images, documents
-    and audio it carries, where, within which limits: checked before sending),
-    `price_provider_id` (genai-prices' provider id its answers are priced under: a host
-    that resells a model at its own prices names its own; None lets genai-prices find the
-    provider from the model name). Its batch API, if it has one, is `batch_wire()`.
+    Facts: `name` (the wire format's name, in messages), `unsupported_settings` (warned
+    about, not sent), `rate_limit_headers`, `stream_format` (None: not streamed on the
+    wire), `call_ids`, `content_rules` (the images, documents and audio it carries, where,
+    within which limits: checked before sending). Its batch API, if it has one, is
+    `batch_wire()`. `model` is the model its rules are chosen for, `model_id` what the
+    request names (they differ on a host with deployments).
     """
 
     name: ClassVar[str]
-    api_key_variables: ClassVar[tuple[str, ...]] = ()
     unsupported_settings: ClassVar[frozenset[str]] = frozenset()
     rate_limit_headers: ClassVar[RateLimitHeaders] = NO_RATE_LIMIT_HEADERS
-    telemetry_name: ClassVar[str]
     stream_format: ClassVar[StreamFormat | None] = None
     call_ids: ClassVar[CallIdRules] = CallIdRules()
     content_rules: ClassVar[ContentRules] = NO_CONTENT
-    price_provider_id: ClassVar[str | None] = None
 
-    def __init__(self, model: str, settings: ModelSettings, connection: Connection) -> None:
-        self.model = model
+    def __init__(self, settings: ModelSettings, host: Host) -> None:
+        self.host = host
+        self.model = host.rules_model()
+        self.model_id = host.model_id()
         self.settings = settings
-        self.connection = connection
+        self.connection: Connection = host.connection
         self.check_settings()
 
     def __repr__(self) -> str:
@@ -122,10 +122,6 @@ class Provider(ABC):
     def http_calls(self) -> HttpCalls:
         """How requests go out with a client of this provider."""
 
-    def key_optional(self) -> bool:
-        """True where a server may need no key (OpenAI-compatible servers)."""
-        return False
-
     # ---- the translator
 
     def check_settings(self) -> None:
@@ -133,9 +129,16 @@ class Provider(ABC):
         not on the first request). Every setting is accepted unless a provider says not."""
         return
 
-    @abstractmethod
     def build_request(self, request: ModelRequest) -> WireRequest:
-        """The neutral request as the provider's path (or URL) and JSON body."""
+        """The neutral request as the host takes it: the wire's path (or URL) and JSON
+        body (`translate`), then the host's path and quirks."""
+        wire = self.translate(request)
+        host = self.host
+        return WireRequest(host.path(wire.path), host.adjust_body(dict(wire.body)))
+
+    @abstractmethod
+    def translate(self, request: ModelRequest) -> WireRequest:
+        """The neutral request as the wire format's path (or URL) and JSON body."""
 
     @abstractmethod
     def parse_response(self, data: Any) -> ModelResponse:

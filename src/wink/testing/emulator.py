@@ -54,6 +54,7 @@ from .routes import Route, parse_body
 from .scripting import ScriptFunction, ScriptItem, call_script, checked_items, script_items
 from .server import RawRequest, Reply, ServerThread
 from .streams import (
+    NOT_JSON,
     STREAM_FAULTS,
     breaks_stream,
     cut,
@@ -68,7 +69,6 @@ from .wire import WIRES, Rendered, WireContext, WireFormat
 __all__ = ["ProviderEmulator", "ScriptFunction", "ScriptItem"]  # the script types, re-exported
 
 _PLACEHOLDER = Turn.text("This answer never arrives complete.")
-_NOT_JSON = b"<html><head><title>502 Bad Gateway</title></head><body>upstream error</body></html>"
 
 
 class _Taken:
@@ -581,7 +581,7 @@ class ProviderEmulator:
             return Reply(200, self._with_rate(wire, rendered, ctx), rendered.body, delay, "drop")
         elif pick.kind == "non_json":
             rendered = wire.render_turn(_PLACEHOLDER, ctx)
-            rendered = Rendered(200, rendered.headers, _NOT_JSON)
+            rendered = Rendered(200, rendered.headers, NOT_JSON)
         elif pick.kind == "http" and pick.chunks is not None:
             rendered = _raw_fault(pick)
             return Reply(

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from ..core.transport.errors import REDACTED
 from .formats import as_list, as_object, as_str
 from .history import HistoryEntry
 from .parts import ReceivedPart
@@ -24,7 +25,6 @@ __all__ = [
 Provider = Literal["openai", "openai-responses", "anthropic", "google"]
 """A wire format the emulator speaks ("openai" is Chat Completions)."""
 
-REDACTED = "[redacted]"
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie"})
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from .faults import Fault
 from .formats import as_object
+from .hosts import HOSTS, HostRoute
 from .parts import refusal
 from .records import Provider
 from .server import RawRequest
@@ -37,6 +38,10 @@ class Route:
         self.rejection: Fault | None = None
         self.stream = False
         self.not_found = raw.method != "POST"
+        hosted = _hosted(raw) if self.provider is None else None
+        if hosted is not None:
+            self.provider = hosted.wire
+            self.not_found = self.not_found or hosted.not_found
         if self.provider is None:
             match = GOOGLE_ROUTE.match(raw.path)
             if match is not None:
@@ -58,6 +63,11 @@ class Route:
             self.model = str(fields.get("model", ""))
         if self.provider != "google":
             self.stream = fields.get("stream") is True
+        if hosted is not None and hosted.model is not None:
+            self.model = hosted.model
+        if hosted is not None and hosted.rejection is not None:
+            self.rejection = hosted.rejection  # the host refuses before it reads the body
+            return
         if not isinstance(body, dict):
             self.problem = "We could not parse the JSON body of your request."
         elif self.problem is None:
@@ -69,6 +79,15 @@ class Route:
                 self.rejection = refusal(wire, fields) or wire.check_history(
                     fields, self.model, ledger
                 )
+
+
+def _hosted(raw: RawRequest) -> HostRoute | None:
+    """The route of a request on a host's own path (`hosts.py`), if it is one."""
+    for host in HOSTS:
+        route = host.route(raw)
+        if route is not None:
+            return route
+    return None
 
 
 def parse_body(raw: bytes) -> Any:

@@ -20,8 +20,9 @@ from ..core.transport.decoding import events_of
 from ..core.transport.http import EncodedRequest, HttpCalls, Transport, WireRequest
 from ..core.transport.runner import Exchanging, OnOpen
 from ..providers.base import Provider
+from ..providers.host import Host
 
-__all__ = ["Scripted", "ScriptedAdapter", "call", "final", "tool_turn"]
+__all__ = ["Scripted", "ScriptedAdapter", "ScriptedHost", "call", "final", "tool_turn"]
 
 Step = ModelResponse | BaseException | Callable[[ModelRequest], "ModelResponse | BaseException"]
 
@@ -101,7 +102,6 @@ class Scripted(Provider):
     adapter's client lifecycle is the real one."""
 
     name = "scripted"
-    telemetry_name = "scripted"
 
     def make_client(self, *, sync: bool) -> Any:
         return object()
@@ -113,7 +113,7 @@ class Scripted(Provider):
     def http_calls(self) -> HttpCalls:
         return _NO_CALLS
 
-    def build_request(self, request: ModelRequest) -> WireRequest:  # pragma: no cover
+    def translate(self, request: ModelRequest) -> WireRequest:  # pragma: no cover
         raise NotImplementedError("a scripted adapter has no wire")
 
     def parse_response(self, data: Any) -> ModelResponse:  # pragma: no cover
@@ -123,6 +123,16 @@ class Scripted(Provider):
         self, prompt_name: str, secrets: tuple[str, ...]
     ) -> AbstractContextManager[None]:
         return contextlib.nullcontext()
+
+
+class ScriptedHost(Host):
+    """Where the scripted model is served: in process, no key."""
+
+    name = "scripted"
+    wire = Scripted
+    system = "scripted"
+    telemetry_name = "scripted"
+    key_required = False
 
 
 class _ScriptExchange:
@@ -184,8 +194,8 @@ class ScriptedAdapter(ProviderAdapter):
         self._script.steps.extend(_checked(steps))
 
     @classmethod
-    def _provider_type(cls, name: str) -> type[Provider]:
-        return Scripted
+    def _host_type(cls, name: str) -> type[Host]:
+        return ScriptedHost
 
     def _make_exchange(self) -> Exchanging:
         return _ScriptExchange(self._script, self.pricer)

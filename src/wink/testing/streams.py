@@ -23,6 +23,7 @@ from .turns import Turn
 from .wire import WIRES, WireContext
 
 __all__ = [
+    "NOT_JSON",
     "STREAM_FAULTS",
     "StreamPlan",
     "breaks_stream",
@@ -35,7 +36,8 @@ __all__ = [
 
 STREAM_FAULTS = frozenset({"stream_error", "stream_reset", "stream_malformed", "stream_truncated"})
 _MALFORMED = b'data: {"choices": [{"delta": {"content": "cut\n\n'
-_HTML = b"<html><head><title>502 Bad Gateway</title></head><body>upstream error</body></html>"
+NOT_JSON = b"<html><head><title>502 Bad Gateway</title></head><body>upstream error</body></html>"
+"""What a proxy in front of the API answers when it fails: a `not_json` fault's body."""
 
 
 class StreamPlan:
@@ -96,7 +98,7 @@ def plan_stream(
     if kind == "drop_connection":
         return StreamPlan(200, headers, events, reset_after=len(events) // 2)
     if kind == "non_json":
-        return StreamPlan(200, {**headers, "content-type": "text/html"}, [_HTML])
+        return StreamPlan(200, {**headers, "content-type": "text/html"}, [NOT_JSON])
     if kind == "wrong_shape":
         return StreamPlan(200, headers, [_event(provider, fault.body or [1, 2, 3])])
     raise ValueError(f"{kind} is not a stream fault")

@@ -18,14 +18,13 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from ..foundation.errors import PromptEvaluationError
+from ..foundation.limits import DEFAULT_MAX_OUTPUT_RETRIES
 from ..foundation.messages import Message, ToolCall, ToolResultMessage, UserMessage
 from ..prompting.prompt import parse_output
 from .executor import format_validation_error
 
 __all__ = ["DEFAULT_MAX_OUTPUT_RETRIES", "AnswerVia", "Rejection", "StructuredAnswers"]
 
-DEFAULT_MAX_OUTPUT_RETRIES = 2
-"""How many times a model may correct a structured answer that did not validate."""
 
 AnswerVia = Literal["text", "tool"]
 

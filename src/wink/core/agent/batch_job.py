@@ -41,7 +41,8 @@ class BatchItem(Generic[OutputT]):
     sampling settings (the adapter's otherwise); `session` (a fresh one by default, the
     same for all its rounds), `budget`, `max_rounds`, `graceful_tool_errors`,
     `max_output_retries`, `attachments`, `history` and `approvals` mean what they mean to
-    `evaluate`. A bare `Prompt` in the list is an item with nothing else.
+    `evaluate`; `settings` are merged over the adapter's. A bare `Prompt` (or a string:
+    `Prompt.from_text`) in the list is an item with nothing else.
     """
 
     prompt: Prompt[OutputT]
@@ -102,13 +103,18 @@ def _item(value: object, where: str, argument: str) -> BatchItem[Any]:
         item = cast(BatchItem[Any], value)
         if not isinstance(cast(object, item.prompt), Prompt):
             raise InvalidArgumentError(
-                f"{where}.prompt must be a Prompt, got {kind_of(item.prompt)}", argument=argument
+                f"{where}.prompt must be a Prompt (Prompt.from_text(...) for a string), got "
+                f"{kind_of(item.prompt)}",
+                argument=argument,
             )
         return item
     if isinstance(value, Prompt):
         return BatchItem(cast(Prompt[Any], value))
+    if isinstance(value, str):
+        return BatchItem(Prompt[Any].from_text(value))
     raise InvalidArgumentError(
-        f"{where} must be a Prompt or a BatchItem, got {kind_of(value)}", argument=argument
+        f"{where} must be a Prompt, a string or a BatchItem, got {kind_of(value)}",
+        argument=argument,
     )
 
 

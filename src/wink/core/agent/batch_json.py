@@ -19,8 +19,6 @@ at its default; a reader refuses what it does not know, naming the place.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from decimal import Decimal, InvalidOperation
 from typing import Any, cast, get_args
 
 from ..foundation.checks import kind_of
@@ -38,7 +36,8 @@ __all__ = ["JOB_VERSION", "dump_job", "load_job"]
 JOB_VERSION = 1
 _TYPE = "wink.batch_job"
 _WHAT = "batch job"
-_USAGE_FIELDS = tuple(name for name in Usage.__dataclass_fields__ if name != "billed_cost")
+_COST = "billed_cost"  # a number or None; the other fields are counts
+_USAGE_FIELDS = tuple(name for name in Usage.__dataclass_fields__ if name != _COST)
 _FINISH_REASONS: tuple[str, ...] = get_args(FinishReason)
 
 
@@ -96,12 +95,12 @@ def _dump_answer(answer: PromptResponse[Any] | SavedAnswer) -> dict[str, Any]:
     return out
 
 
-def _dump_usage(usage: Usage) -> dict[str, int | str]:
-    counts: dict[str, int | str] = {
+def _dump_usage(usage: Usage) -> dict[str, int | float]:
+    counts: dict[str, int | float] = {
         name: value for name in _USAGE_FIELDS if (value := getattr(usage, name))
     }
-    if usage.billed_cost is not None:  # money as its exact decimal text
-        counts["billed_cost"] = str(usage.billed_cost)
+    if usage.billed_cost is not None:
+        counts[_COST] = float(usage.billed_cost)  # read back as a float
     return counts
 
 
@@ -194,15 +193,13 @@ def _load_usage(reader: JsonReader) -> Usage:
         reader.taken.add("usage")
         return Usage()
     counts = reader.within("usage")
-    usage = Usage(**{name: counts.optional(name, int, 0) for name in _USAGE_FIELDS})
-    billed = counts.optional("billed_cost", str, None)
+    cost = counts.optional(_COST, float, None)
+    usage = Usage(
+        **{name: counts.optional(name, int, 0) for name in _USAGE_FIELDS},
+        billed_cost=None if cost is None else float(cost),
+    )
     counts.done()
-    if billed is None:
-        return usage
-    try:
-        return replace(usage, billed_cost=Decimal(billed))
-    except InvalidOperation:
-        raise counts.invalid(f"usage.billed_cost is not an amount: {billed!r}") from None
+    return usage
 
 
 def _load_transcript(reader: JsonReader, name: str) -> Transcript:

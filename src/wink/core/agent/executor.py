@@ -33,7 +33,7 @@ from ..foundation.events import ToolInvoked
 from ..foundation.limits import Deadline
 from ..foundation.messages import ToolCall, ToolResultMessage
 from ..foundation.results import ErrorCode, ToolResult
-from ..foundation.runtime import run_blocking, run_in_thread
+from ..foundation.runtime import run_in_thread
 from ..prompting.resources import ResourceScope
 from ..prompting.session import Session, Snapshot
 from ..prompting.tools import Tool, ToolContext
@@ -141,7 +141,6 @@ class ToolExecutor:
         self.deadline = deadline
         self.graceful_default = graceful_default
         self._transactions: list[tuple[Snapshot, object]] = []  # the current round's
-        self._inline = False  # the round's one call, no deadline: `run_blocking`
 
     async def execute(
         self,
@@ -156,7 +155,6 @@ class ToolExecutor:
         what every tool of the round changed in the session is rolled back.
         """
         self._transactions = []
-        self._inline = len(calls) == 1 and self.deadline is None
         try:
             if len(calls) == 1:
                 done = [await self._run_reported(calls[0], on_finished)]
@@ -387,10 +385,11 @@ class ToolExecutor:
     async def _call_handler(
         self, tool: Tool[Any, Any], params: Any, context: ToolContext
     ) -> object:
-        """Call the handler; a sync one never on an event loop: in a worker thread, or
-        (the one call of a round, with no deadline, under `evaluate()`) on the caller's
-        thread while the private loop waits for it (`run_blocking`: a thread hop cost 5%
-        of a tool loop).
+        """Call the handler: an async one on the evaluation's loop, a sync one always on a
+        wink worker thread (`run_in_thread`), whatever the entry point, the number of
+        calls in the round or the deadline: never on an event loop others wait on, and
+        not on the loop's default executor, where asyncio resolves host names (a stuck
+        tool must not delay requests).
 
         Both kinds are cut at the deadline. A thread cannot be stopped: a sync handler
         still running at the deadline finishes in the background, after the evaluation
@@ -398,15 +397,7 @@ class ToolExecutor:
         """
         if tool.is_async:
             return await self._within_deadline(tool.handler(params, context=context))
-        if self._inline:  # the only call, with no deadline to cut it
-            outcome: object = await run_blocking(tool.handler, params, context=context)
-        else:
-            # A worker thread, never a loop others wait on; and not the loop's default
-            # executor, where asyncio resolves host names (a stuck tool must not delay
-            # requests). A thread also lets the deadline cut a sync tool short.
-            outcome = await self._within_deadline(
-                run_in_thread(tool.handler, params, context=context)
-            )
+        outcome = await self._within_deadline(run_in_thread(tool.handler, params, context=context))
         if inspect.isawaitable(outcome):
             return await self._within_deadline(cast(Any, outcome))
         return outcome

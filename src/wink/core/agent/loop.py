@@ -8,9 +8,8 @@ the model: `wink.core.agent.answers`) -> `PromptResponse`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
 from typing import Any, Generic, Protocol, cast
 
 from ..foundation.content import Attachment, TextPart, UserPart
@@ -29,13 +28,17 @@ from ..foundation.events import (
     PromptExecuted,
     PromptFailed,
     PromptRendered,
-    RequestRetried,
     RoundFinished,
-    RoundRestarted,
     ThinkingReceived,
     ToolInvoked,
 )
-from ..foundation.limits import Budget, BudgetTracker, Deadline
+from ..foundation.limits import (
+    DEFAULT_MAX_OUTPUT_RETRIES,
+    DEFAULT_MAX_ROUNDS,
+    Budget,
+    BudgetTracker,
+    Deadline,
+)
 from ..foundation.messages import (
     FinishReason,
     Message,
@@ -49,16 +52,18 @@ from ..foundation.messages import (
     UserMessage,
 )
 from ..foundation.transcript import PendingToolCall, Transcript, TranscriptMessage, pending_call
-from ..prompting.prompt import OutputT, Prompt
+from ..prompting.prompt import OutputT, Prompt, RenderedPrompt
 from ..prompting.session import Session
 from ..prompting.sources import offered_tools
+from ..prompting.tools import Tool
 from ..telemetry.spans import Telemetry, current_trace, traced_evaluation
 from ..throttling.retry import RetryPolicy
-from .answers import DEFAULT_MAX_OUTPUT_RETRIES, Rejection, StructuredAnswers
+from .answers import Rejection, StructuredAnswers
 from .conversation import ANSWER_HELD, ANSWER_TAKEN, Approvals, held_calls, in_call_order, resume
 from .deferred import AnswerLater, LoopState
 from .executor import ToolExecution, ToolExecutor
-from .turns import check_finished, echo_turn, split_output_call
+from .rounds import NULL_SINK, NullSink, RoundAttempts, publish, record_retry
+from .turns import check_finished, check_not_empty, echo_turn, split_output_call
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_RETRIES",
@@ -67,6 +72,7 @@ __all__ = [
     "ModelClient",
     "PromptResponse",
     "publish",
+    "record_retry",
     "run_evaluation",
 ]
 
@@ -94,9 +100,6 @@ class ModelClient(Protocol):
     async def stream(self, request: ModelRequest, sink: EventSink) -> ModelResponse: ...
 
     def redact(self, payload: Mapping[str, Any]) -> dict[str, Any]: ...
-
-
-DEFAULT_MAX_ROUNDS = 50  # a model that never stops calling tools must not run forever
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,14 +147,6 @@ class PromptResponse(Generic[OutputT]):
         return tag.cost if tag is not None else None
 
 
-@dataclass(slots=True)
-class _Progress:
-    """Where an evaluation is, so a failure is reported in the phase it happened in."""
-
-    phase: EvaluationPhase = "request"
-    rounds: int = 0
-
-
 async def run_evaluation(
     client: ModelClient,
     prompt: Prompt[OutputT],
@@ -182,411 +177,428 @@ async def run_evaluation(
     in wink or in user code such as a reducer) is wrapped, labelled with the phase it
     happened in.
     """
-    progress = _Progress()
     tracker = BudgetTracker(budget, prompt_name=prompt.name)
+    shown = sink if sink is not None else NULL_SINK
+    evaluation = _Evaluation(client, prompt, session, settings, deadline, tracker, shown)
     with traced_evaluation(settings.telemetry, prompt.name, client):
         try:
-            return await _evaluate(
-                client,
-                prompt,
-                session,
-                settings,
-                deadline,
-                tracker,
-                progress,
-                sink,
-                attachments,
-                (history, approvals or {}, resume),
-            )
+            return await evaluation.run(attachments, history, approvals or {}, resume)
         except AnswerLater:  # stopped to wait for the answer: not a failure
             raise
         except WinkError as error:
-            _record_failure(session, client, prompt.name, error, progress, tracker)
+            evaluation.record_failure(error)
             raise
         except Exception as error:
+            phase = evaluation.phase
             failure = PromptEvaluationError(
-                f"unexpected {type(error).__name__} during the {progress.phase} phase: {error}",
+                f"unexpected {type(error).__name__} during the {phase} phase: {error}",
                 prompt_name=prompt.name,
-                phase=progress.phase,
+                phase=phase,
             )
-            _record_failure(session, client, prompt.name, failure, progress, tracker)
+            evaluation.record_failure(failure)
             raise failure from error
 
 
-def _record_failure(
-    session: Session,
-    client: ModelClient,
-    name: str,
-    failure: WinkError,
-    progress: _Progress,
-    tracker: BudgetTracker,
-) -> None:
-    phase = failure.phase if isinstance(failure, PromptEvaluationError) else None
-    event = PromptFailed(
-        prompt_name=name,
-        adapter=client.name,
-        phase=phase,
-        error=failure,
-        rounds=progress.rounds,
-        usage=tracker.usage,
-        price_tag=tracker.price_tag,
-    )
-    trace = current_trace()
-    if trace is not None:
-        trace.record(event)
-    with contextlib.suppress(Exception):  # a failing reducer must not mask the failure
-        session.dispatch(event)
+class _Evaluation(Generic[OutputT]):
+    """One evaluation, step by step: `run` calls one method per step, and the attributes
+    say where the evaluation is (`phase` and `rounds`: a failure is reported in the phase
+    it happened in). The sink is `NULL_SINK` when nobody streams."""
 
+    rendered: RenderedPrompt  # set by `_render`, with what it implies:
+    specs: tuple[ToolSpec, ...]
+    system: tuple[SystemMessage, ...]
+    answers: StructuredAnswers | None  # None: the prompt asks for no structured output
 
-async def _evaluate(
-    client: ModelClient,
-    prompt: Prompt[OutputT],
-    session: Session,
-    settings: LoopSettings,
-    deadline: Deadline | None,
-    tracker: BudgetTracker,
-    progress: _Progress,
-    sink: EventSink | None,
-    attachments: tuple[Attachment, ...],
-    continued: tuple[Transcript | None, Approvals, LoopState | None],
-) -> PromptResponse[OutputT]:
-    name = prompt.name
-    history, approvals, state = continued
-    rendered = prompt.render(session=session)
-    tools = await offered_tools(
-        rendered.tools, rendered.tool_sources, deadline=deadline, prompt_name=name
-    )
-    if state is None:  # a resumed evaluation was rendered when it started
-        session.dispatch(
-            PromptRendered(
-                prompt_name=name,
-                adapter=client.name,
-                text=rendered.text,
-                tool_names=tuple(tool.name for tool in tools),
+    def __init__(
+        self,
+        client: ModelClient,
+        prompt: Prompt[OutputT],
+        session: Session,
+        settings: LoopSettings,
+        deadline: Deadline | None,
+        tracker: BudgetTracker,
+        sink: EventSink | NullSink,
+    ) -> None:
+        self.client = client
+        self.prompt = prompt
+        self.name = prompt.name
+        self.session = session
+        self.settings = settings
+        self.deadline = deadline
+        self.tracker = tracker
+        self.sink = sink
+        self.phase: EvaluationPhase = "request"
+        self.rounds = 0
+        self.failed_rounds = 0  # consecutive tool rounds whose every call failed
+        self.messages: list[Message] = []
+        self.invocations: list[ToolInvoked] = []
+        self.thoughts: list[str] = []
+        self.output: Any = None
+        self.final_text: str | None = None
+        self.pending: tuple[PendingToolCall, ...] = ()
+
+    async def run(
+        self,
+        attachments: tuple[Attachment, ...],
+        history: Transcript | None,
+        approvals: Approvals,
+        state: LoopState | None,
+    ) -> PromptResponse[OutputT]:
+        tools = await self._render(state)
+        resuming = history is not None and bool(history.pending)
+        self._start(attachments, history, state, resuming)
+        with self.prompt.resources.open_scope() as scope:
+            executor = ToolExecutor(
+                {tool.name: tool for tool in tools},
+                session=self.session,
+                resources=scope,
+                prompt_name=self.name,
+                adapter=self.client.name,
+                deadline=self.deadline,
+                graceful_default=self.settings.graceful_tool_errors,
             )
-        )
-    specs = tuple(ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in tools)
-    messages: list[Message] = list(history) if history is not None else []
-    resuming = history is not None and bool(history.pending)
-    if state is not None:  # where it stopped, waiting for an answer
-        messages = list(state.messages)
-        progress.rounds = state.round - 1
-        tracker.resume(state.usage, state.price_tag)
-    elif not resuming:  # else the person's answers are the next turn
-        messages.append(_first_turn(rendered.text, rendered.parts, attachments))
-    system = (SystemMessage(rendered.instructions),) if rendered.instructions else ()
-    invocations: list[ToolInvoked] = list(state.invocations) if state is not None else []
-    thoughts: list[str] = list(state.thoughts) if state is not None else []
-    failed_rounds = state.failed_rounds if state is not None else 0
-    output: Any = None
-    pending: tuple[PendingToolCall, ...] = ()
-    answers = (
-        StructuredAnswers(rendered.output_type, settings.max_output_retries, name)
-        if rendered.output_type is not None
-        else None
-    )
-    if answers is not None and state is not None:
-        answers.rejected = state.rejected
-    with prompt.resources.open_scope() as scope:
-        executor = ToolExecutor(
-            {tool.name: tool for tool in tools},
-            session=session,
-            resources=scope,
-            prompt_name=name,
-            adapter=client.name,
-            deadline=deadline,
-            graceful_default=settings.graceful_tool_errors,
-        )
-        if resuming and history is not None:
-            progress.phase = "tool"
-            answered = await resume(executor, history, approvals, _shown(sink))
-            messages.extend(execution.to_message() for execution in answered)
-            in_call_order(messages)
-            invocations.extend(session[ToolInvoked][-len(answered) :] if answered else ())
-        while True:
-            progress.rounds += 1
-            limit = settings.max_rounds
-            if limit is not None and progress.rounds > limit:
-                raise PromptEvaluationError(
-                    f"no final answer after {limit} rounds (max_rounds={limit}); the model "
-                    "kept calling tools",
-                    prompt_name=name,
-                    phase="budget",
-                )
-            progress.phase = "request"
-            request = ModelRequest(
-                name, (*system, *messages), specs, rendered.output, deadline=deadline
-            )
-            try:
-                response = await _request(
-                    client, request, settings, tracker, deadline, session, sink, progress.rounds
-                )
-            except AnswerLater as later:  # the answer comes later: say where to go on from
-                later.state = LoopState(
-                    tuple(cast(list[TranscriptMessage], messages)),
-                    progress.rounds,
-                    failed_rounds,
-                    tracker.usage,
-                    answers.rejected if answers is not None else 0,
-                    tuple(thoughts),
-                    tuple(invocations),
-                    tracker.price_tag,
-                )
-                raise
-            progress.phase = "response"
-            _note_thinking(session, client, name, progress.rounds, response, thoughts)
-            if response.finish_reason == "paused":  # a long turn, stopped part-way: it goes
-                messages.append(echo_turn(response))  # back unchanged and the model goes on
-                if sink is not None:
-                    await sink.send([_finished(progress.rounds, response, 0)])
-                continue
-            calls, answer = split_output_call(response, rendered.output)
-            if response.finish_reason == "error" or (not calls and answer is None):
-                check_finished(client, response, rendered.output_type, name)
-                reply: Message | None = None
-                if answers is not None:
-                    output, rejected = answers.parse_text(response.text or "")
-                    if rejected is not None:
-                        reply = _reject(session, client, progress.rounds, answers, rejected, sink)
-                if sink is not None:
-                    await sink.send([_finished(progress.rounds, response, 0)])
-                if reply is None:
-                    final_text = response.text
-                    messages.append(echo_turn(response))  # the answer ends the transcript
+            if resuming and history is not None:
+                await self._answer_approvals(executor, history, approvals)
+            while True:
+                response = await self._request_round()
+                finished = await self._handle(response, executor)
+                if finished is not None:
                     break
-                if response.text:  # the answer stays in the transcript, the reply follows
-                    messages.append(echo_turn(response))
-                messages.append(reply)
-                continue
-            reply = None
-            if answer is not None and answers is not None:
-                output, rejected = answers.parse_call(answer)
-                if rejected is not None:  # past the limit, the turn's other calls do not run
-                    reply = _reject(session, client, progress.rounds, answers, rejected, sink)
-            messages.append(echo_turn(response))
-            progress.phase = "tool"
-            executor.adapter = client.name  # the adapter that served this round (fallback)
-            held = held_calls(executor, calls)
-            if held:
-                calls = tuple(call for call in calls if call not in held)
-            if not calls:
-                executions = []
-            elif sink is None:
-                executions = await executor.execute(calls)
-            else:
-                executions = await executor.execute(calls, lambda event: sink.put([event]))
-            if sink is not None:
-                await sink.send([_finished(progress.rounds, response, len(response.tool_calls))])
-            messages.extend(execution.to_message() for execution in executions)
-            invocations.extend(session[ToolInvoked][-len(executions) :] if executions else ())
-            if held:  # the evaluation waits for a person (docs/approvals.md)
-                if answer is not None:  # not final before the held calls have results
-                    held_answer = ToolResultMessage(answer.id, answer.name, ANSWER_HELD)
-                    messages.append(reply or held_answer)
-                pending = _stop_for_approval(session, client, name, progress.rounds, held, sink)
-                final_text, output = response.text, None
-                break
-            if answer is not None and reply is None:
-                # The structured answer, given through its tool: the evaluation ends here;
-                # the calls beside it in the same turn have run (nothing is dropped).
-                messages.append(ToolResultMessage(answer.id, answer.name, ANSWER_TAKEN))
-                final_text = answer.arguments_json()
-                response = replace(response, finish_reason="stop")
-                break
-            if reply is not None:
-                messages.append(reply)
-            if executions:  # a rejected answer alone is counted by max_output_retries
-                failed_rounds = failed_rounds + 1 if _all_failed(executions) else 0
-            failed_limit = settings.max_failed_tool_rounds
-            if failed_limit is not None and failed_rounds >= failed_limit:
-                last = executions[-1].result.message
-                raise PromptEvaluationError(
-                    f"{failed_rounds} consecutive tool rounds failed; last failure: {last}",
-                    prompt_name=name,
-                    phase="tool",
+        return self._finish(finished)
+
+    # ---- the steps
+
+    async def _render(self, state: LoopState | None) -> tuple[Tool[Any, Any], ...]:
+        """Render the prompt and list its tools (a resumed evaluation was rendered, and
+        told the session so, when it started)."""
+        rendered = self.rendered = self.prompt.render(session=self.session)
+        tools = await offered_tools(
+            rendered.tools, rendered.tool_sources, deadline=self.deadline, prompt_name=self.name
+        )
+        if state is None:
+            self.session.dispatch(
+                PromptRendered(
+                    prompt_name=self.name,
+                    adapter=self.client.name,
+                    text=rendered.text,
+                    tool_names=tuple(tool.name for tool in tools),
                 )
-    result: PromptResponse[OutputT] = PromptResponse(
-        prompt_name=name,
-        text=final_text,
-        output=output,
-        usage=tracker.usage,
-        finish_reason=response.finish_reason,
-        rounds=progress.rounds,
-        tool_invocations=tuple(invocations),
-        thinking="\n\n".join(thoughts) if thoughts else None,
-        transcript=Transcript(cast(list[TranscriptMessage], messages)),
-        pending=pending,
-        model=response.model,
-        price_tag=tracker.price_tag,
-    )
-    executed = PromptExecuted(
-        prompt_name=name,
-        adapter=client.name,
-        text=final_text,
-        output=output,
-        usage=tracker.usage,
-        rounds=progress.rounds,
-        thinking=result.thinking,
-        price_tag=result.price_tag,
-    )
-    publish(session, executed)
-    return result
+            )
+        self.specs = tuple(
+            ToolSpec(tool.name, tool.description, tool.parameters_schema) for tool in tools
+        )
+        self.system = (SystemMessage(rendered.instructions),) if rendered.instructions else ()
+        self.answers = (
+            StructuredAnswers(rendered.output_type, self.settings.max_output_retries, self.name)
+            if rendered.output_type is not None
+            else None
+        )
+        return tools
 
+    def _start(
+        self,
+        attachments: tuple[Attachment, ...],
+        history: Transcript | None,
+        state: LoopState | None,
+        resuming: bool,
+    ) -> None:
+        """The conversation the first request sends: the history, then the rendered
+        prompt (unless a person's answers are the next turn); or, resumed, where the
+        evaluation stopped to wait for an answer, with its counters."""
+        if state is not None:
+            self.messages = list(state.messages)
+            self.rounds = state.round - 1
+            self.tracker.resume(state.usage, state.price_tag)
+            self.invocations, self.thoughts = list(state.invocations), list(state.thoughts)
+            self.failed_rounds = state.failed_rounds
+            if self.answers is not None:
+                self.answers.rejected = state.rejected
+            return
+        self.messages = list(history) if history is not None else []
+        if not resuming:
+            rendered = self.rendered
+            self.messages.append(_first_turn(rendered.text, rendered.parts, attachments))
 
-def _finished(round_number: int, response: ModelResponse, calls: int) -> RoundFinished:
-    return RoundFinished(
-        round_number, response.finish_reason, response.usage, calls, response.price_tag
-    )
+    async def _answer_approvals(
+        self, executor: ToolExecutor, history: Transcript, approvals: Approvals
+    ) -> None:
+        """The person's answers to the calls the history waits on are the next turn."""
+        self.phase = "tool"
+        answered = await resume(executor, history, approvals, self._show)
+        self.messages.extend(execution.to_message() for execution in answered)
+        in_call_order(self.messages)
+        self.invocations.extend(self.session[ToolInvoked][-len(answered) :] if answered else ())
 
+    def _check_limits(self) -> None:
+        """Before each request: the round limit, the deadline, the budget."""
+        limit = self.settings.max_rounds
+        if limit is not None and self.rounds > limit:
+            raise PromptEvaluationError(
+                f"no final answer after {limit} rounds (max_rounds={limit}); the model "
+                "kept calling tools",
+                prompt_name=self.name,
+                phase="budget",
+            )
+        if self.deadline is not None:
+            self.deadline.check(prompt_name=self.name, step="the provider request")
+        self.tracker.before_request()
 
-def _shown(sink: EventSink | None) -> Callable[[ToolInvoked], None] | None:
-    """What hands each tool's `ToolInvoked` to the stream as it finishes (None: no stream)."""
-    if sink is None:
+    async def _request_round(self) -> ModelResponse:
+        """The next round's request, under the retry policy; its usage counted."""
+        self.rounds += 1
+        self.phase = "request"
+        self._check_limits()
+        request = ModelRequest(
+            self.name,
+            (*self.system, *self.messages),
+            self.specs,
+            self.rendered.output,
+            deadline=self.deadline,
+            first_round=self.rounds == 1,
+        )
+        attempts = RoundAttempts(self.session, self.sink, self.rounds)
+        client = self.client
+        try:
+            response = await attempts.send(client, request, self.settings.retry_policy, client.name)
+        except AnswerLater as later:  # the answer comes later: say where to go on from
+            later.state = self._state()
+            raise
+        except ThrottleError as error:
+            # A request cut short by the deadline is the deadline's failure, not the provider's.
+            if self.deadline is not None and self.deadline.expired():
+                raise DeadlineExceededError(
+                    f"deadline passed during the provider request ({error.details.kind})",
+                    prompt_name=self.name,
+                ) from error
+            raise
+        self.tracker.record(response.usage + _ONE_REQUEST, response.price_tag)
+        return response
+
+    async def _handle(
+        self, response: ModelResponse, executor: ToolExecutor
+    ) -> ModelResponse | None:
+        """Take the model's answer; the final response when it ends the evaluation."""
+        self.phase = "response"
+        self._note_thinking(response)
+        if response.finish_reason == "paused":  # a long turn, stopped part-way: it goes
+            self.messages.append(echo_turn(response))  # back unchanged and the model goes on
+            await self._round_finished(response, 0)
+            return None
+        calls, answer = split_output_call(response, self.rendered.output)
+        if response.finish_reason == "error" or (not calls and answer is None):
+            return await self._final_turn(response)
+        return await self._tool_turn(response, calls, answer, executor)
+
+    async def _final_turn(self, response: ModelResponse) -> ModelResponse | None:
+        """A turn without calls: the answer, unless it is no answer at all (raised) or a
+        structured answer that did not validate (the model reads why and goes on)."""
+        check_finished(self.client, response, self.rendered.output_type, self.name)
+        reply: Message | None = None
+        answers = self.answers
+        if answers is not None:
+            self.output, rejected = answers.parse_text(response.text or "")
+            if rejected is not None:
+                reply = self._reject(answers, rejected)
+        await self._round_finished(response, 0)
+        if reply is None:
+            self.final_text = response.text
+            self.messages.append(echo_turn(response))  # the answer ends the transcript
+            return response
+        if response.text:  # the answer stays in the transcript, the reply follows
+            self.messages.append(echo_turn(response))
+        self.messages.append(reply)
         return None
-    return lambda event: sink.put([event])
 
+    async def _tool_turn(
+        self,
+        response: ModelResponse,
+        calls: tuple[ToolCall, ...],
+        answer: ToolCall | None,
+        executor: ToolExecutor,
+    ) -> ModelResponse | None:
+        """A turn with calls: the final response when it gave the structured answer or
+        stops for approval; else the model reads the results and goes on."""
+        reply: Message | None = None
+        answers = self.answers
+        if answer is not None and answers is not None:
+            self.output, rejected = answers.parse_call(answer)
+            if rejected is not None:  # past the limit, the turn's other calls do not run
+                reply = self._reject(answers, rejected)
+        self.messages.append(echo_turn(response))
+        executions, held = await self._run_tools(response, calls, executor)
+        if held:  # the evaluation waits for a person (docs/approvals.md)
+            return self._stop_for_approval(response, held, answer, reply)
+        if answer is not None and reply is None:
+            # The structured answer, given through its tool: the evaluation ends here;
+            # the calls beside it in the same turn have run (nothing is dropped).
+            self.messages.append(ToolResultMessage(answer.id, answer.name, ANSWER_TAKEN))
+            self.final_text = answer.arguments_json()
+            return replace(response, finish_reason="stop")
+        if reply is not None:
+            self.messages.append(reply)
+        self._count_failures(executions)
+        return None
 
-def _stop_for_approval(
-    session: Session,
-    client: ModelClient,
-    name: str,
-    round_number: int,
-    held: list[ToolCall],
-    sink: EventSink | None,
-) -> tuple[PendingToolCall, ...]:
-    """Record that the evaluation stops for a person; the calls that wait."""
-    waiting = tuple(pending_call(call) for call in held)
-    event = ApprovalRequired(
-        prompt_name=name, adapter=client.name, round=round_number, calls=waiting
-    )
-    publish(session, event)
-    if sink is not None:
-        sink.put([event])
-    return waiting
+    async def _run_tools(
+        self, response: ModelResponse, calls: tuple[ToolCall, ...], executor: ToolExecutor
+    ) -> tuple[list[ToolExecution], list[ToolCall]]:
+        """Run the turn's calls, but those that wait for a person (returned apart), and
+        put their results in the conversation."""
+        self.phase = "tool"
+        executor.adapter = self.client.name  # the adapter that served this round (fallback)
+        held = held_calls(executor, calls)
+        if held:
+            calls = tuple(call for call in calls if call not in held)
+        executions = await executor.execute(calls, self._show) if calls else []
+        await self._round_finished(response, len(response.tool_calls))
+        self.messages.extend(execution.to_message() for execution in executions)
+        self.invocations.extend(self.session[ToolInvoked][-len(executions) :] if executions else ())
+        return executions, held
+
+    def _count_failures(self, executions: Sequence[ToolExecution]) -> None:
+        """Raise after `max_failed_tool_rounds` consecutive rounds whose every call failed."""
+        if executions:  # a rejected answer alone is counted by max_output_retries
+            failed = all(not execution.result.success for execution in executions)
+            self.failed_rounds = self.failed_rounds + 1 if failed else 0
+        limit = self.settings.max_failed_tool_rounds
+        if limit is not None and self.failed_rounds >= limit:
+            last = executions[-1].result.message
+            raise PromptEvaluationError(
+                f"{self.failed_rounds} consecutive tool rounds failed; last failure: {last}",
+                prompt_name=self.name,
+                phase="tool",
+            )
+
+    def _finish(self, response: ModelResponse) -> PromptResponse[OutputT]:
+        """The final answer, told to the session."""
+        thinking = "\n\n".join(self.thoughts) if self.thoughts else None
+        result: PromptResponse[OutputT] = PromptResponse(
+            prompt_name=self.name,
+            text=self.final_text,
+            output=self.output,
+            usage=self.tracker.usage,
+            finish_reason=response.finish_reason,
+            rounds=self.rounds,
+            tool_invocations=tuple(self.invocations),
+            thinking=thinking,
+            transcript=Transcript(cast(list[TranscriptMessage], self.messages)),
+            pending=self.pending,
+            model=response.model,
+            price_tag=self.tracker.price_tag,
+        )
+        executed = PromptExecuted(
+            prompt_name=self.name,
+            adapter=self.client.name,
+            text=self.final_text,
+            output=self.output,
+            usage=self.tracker.usage,
+            rounds=self.rounds,
+            thinking=thinking,
+            price_tag=self.tracker.price_tag,
+        )
+        publish(self.session, executed)
+        return result
+
+    def record_failure(self, failure: WinkError) -> None:
+        """Tell the session (and the trace) the evaluation failed."""
+        phase = failure.phase if isinstance(failure, PromptEvaluationError) else None
+        event = PromptFailed(
+            prompt_name=self.name,
+            adapter=self.client.name,
+            phase=phase,
+            error=failure,
+            rounds=self.rounds,
+            usage=self.tracker.usage,
+            price_tag=self.tracker.price_tag,
+        )
+        trace = current_trace()
+        if trace is not None:
+            trace.record(event)
+        with contextlib.suppress(Exception):  # a failing reducer must not mask the failure
+            self.session.dispatch(event)
+
+    # ---- what the steps tell the session and the stream
+
+    def _state(self) -> LoopState:
+        """Where the evaluation stopped, before the request whose answer comes later."""
+        return LoopState(
+            tuple(cast(list[TranscriptMessage], self.messages)),
+            self.rounds,
+            self.failed_rounds,
+            self.tracker.usage,
+            self.answers.rejected if self.answers is not None else 0,
+            tuple(self.thoughts),
+            tuple(self.invocations),
+            self.tracker.price_tag,
+        )
+
+    def _show(self, event: ToolInvoked) -> None:
+        """A tool's `ToolInvoked`, to the stream as the tool finishes."""
+        self.sink.put([event])
+
+    async def _round_finished(self, response: ModelResponse, tool_calls: int) -> None:
+        finished = RoundFinished(
+            self.rounds, response.finish_reason, response.usage, tool_calls, response.price_tag
+        )
+        await self.sink.send([finished])
+
+    def _note_thinking(self, response: ModelResponse) -> None:
+        """Readable thinking goes to the session as it arrives, and into the final answer."""
+        text = response.thinking_text
+        if text is None:
+            return
+        self.thoughts.append(text)
+        event = ThinkingReceived(
+            prompt_name=self.name, adapter=self.client.name, round=self.rounds, text=text
+        )
+        self.session.dispatch(event)
+
+    def _stop_for_approval(
+        self,
+        response: ModelResponse,
+        held: list[ToolCall],
+        answer: ToolCall | None,
+        reply: Message | None,
+    ) -> ModelResponse:
+        """Stop for a person: the calls that wait are recorded (session, trace, stream)
+        and are the response's `pending`."""
+        if answer is not None:  # not final before the held calls have results
+            self.messages.append(reply or ToolResultMessage(answer.id, answer.name, ANSWER_HELD))
+        self.pending = tuple(pending_call(call) for call in held)
+        event = ApprovalRequired(
+            prompt_name=self.name, adapter=self.client.name, round=self.rounds, calls=self.pending
+        )
+        publish(self.session, event)
+        self.sink.put([event])
+        self.final_text, self.output = response.text, None
+        return response
+
+    def _reject(self, answers: StructuredAnswers, rejected: Rejection) -> Message:
+        """Record a structured answer that did not validate (session, trace, stream); raise
+        past `max_output_retries`, else return what the model reads next."""
+        event = OutputRejected(
+            prompt_name=answers.prompt_name,
+            adapter=self.client.name,
+            round=self.rounds,
+            attempt=rejected.attempt,
+            via=rejected.via,
+            answer=rejected.answer,
+            problems=rejected.problems,
+            error=rejected.error,
+        )
+        publish(self.session, event)
+        self.sink.put([event])
+        if answers.exhausted(rejected):
+            payload = self.client.redact(rejected.payload())
+            raise answers.failure(rejected, payload) from rejected.error
+        return answers.reply(rejected)
 
 
 def _first_turn(
     text: str, parts: tuple[UserPart, ...], attachments: tuple[Attachment, ...]
 ) -> UserMessage:
     """The rendered prompt, then the call's attachments; a text turn when that is all."""
+    check_not_empty(text, parts, attachments)
     if not attachments and all(isinstance(part, TextPart) for part in parts):
         return UserMessage(text)
     return UserMessage((*parts, *attachments))
-
-
-def publish(session: Session, event: object) -> None:
-    """An event of this evaluation: on its trace (if traced), then in the session."""
-    trace = current_trace()
-    if trace is not None:
-        trace.record(event)
-    session.dispatch(event)
-
-
-def _note_thinking(
-    session: Session,
-    client: ModelClient,
-    name: str,
-    round_number: int,
-    response: ModelResponse,
-    thoughts: list[str],
-) -> None:
-    """Readable thinking goes to the session as it arrives, and into the final answer."""
-    text = response.thinking_text
-    if text is None:
-        return
-    thoughts.append(text)
-    session.dispatch(
-        ThinkingReceived(prompt_name=name, adapter=client.name, round=round_number, text=text)
-    )
-
-
-def _reject(
-    session: Session,
-    client: ModelClient,
-    round_number: int,
-    answers: StructuredAnswers,
-    rejected: Rejection,
-    sink: EventSink | None,
-) -> Message:
-    """Record a structured answer that did not validate (session, trace, stream); raise
-    past `max_output_retries`, else return what the model reads next."""
-    event = OutputRejected(
-        prompt_name=answers.prompt_name,
-        adapter=client.name,
-        round=round_number,
-        attempt=rejected.attempt,
-        via=rejected.via,
-        answer=rejected.answer,
-        problems=rejected.problems,
-        error=rejected.error,
-    )
-    publish(session, event)
-    if sink is not None:
-        sink.put([event])
-    if answers.exhausted(rejected):
-        payload = client.redact(rejected.payload())
-        raise answers.failure(rejected, payload) from rejected.error
-    return answers.reply(rejected)
-
-
-async def _request(
-    client: ModelClient,
-    request: ModelRequest,
-    settings: LoopSettings,
-    tracker: BudgetTracker,
-    deadline: Deadline | None,
-    session: Session,
-    sink: EventSink | None,
-    round_number: int,
-) -> ModelResponse:
-    if deadline is not None:
-        deadline.check(prompt_name=request.prompt_name, step="the provider request")
-    tracker.before_request()
-    seen = sink.count if sink is not None else 0  # events yielded before this attempt
-
-    def on_retry(error: ThrottleError, wait: float) -> None:
-        nonlocal seen
-        if sink is not None and sink.count != seen:
-            # The failed attempt was partly yielded: the caller must drop it.
-            sink.put([RoundRestarted(round_number, error.details.attempts + 1, error)])
-            seen = sink.count
-        record_retry(session, request.prompt_name, client.name, error, wait)
-
-    try:
-        if sink is None:
-            response = await settings.retry_policy.call(
-                lambda: client.request(request), deadline=deadline, on_retry=on_retry
-            )
-        else:
-            response = await settings.retry_policy.call(
-                lambda: client.stream(request, sink), deadline=deadline, on_retry=on_retry
-            )
-    except ThrottleError as error:
-        # A request cut short by the deadline is the deadline's failure, not the provider's.
-        if deadline is not None and deadline.expired():
-            raise DeadlineExceededError(
-                f"deadline passed during the provider request ({error.details.kind})",
-                prompt_name=request.prompt_name,
-            ) from error
-        raise
-    tracker.record(response.usage + _ONE_REQUEST, response.price_tag)
-    return response
-
-
-def record_retry(
-    session: Session, prompt_name: str, adapter: str, error: ThrottleError, wait: float
-) -> None:
-    """Record that `adapter` will retry after `wait` seconds (session and trace)."""
-    event = RequestRetried(
-        prompt_name=prompt_name,
-        adapter=adapter,
-        kind=error.details.kind,
-        attempt=error.details.attempts,
-        wait=timedelta(seconds=wait),
-        status_code=error.details.status_code,
-    )
-    publish(session, event)
-
-
-def _all_failed(executions: Sequence[ToolExecution]) -> bool:
-    return all(not execution.result.success for execution in executions)

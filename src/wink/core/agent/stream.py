@@ -1,39 +1,42 @@
 """`adapter.stream()` / `adapter.stream_async()`: the one loop, its events yielded.
 
 The evaluation is the same coroutine `evaluate()` runs (`wink.core.agent.loop`), started as a
-task whose sink is a bounded queue (`EventQueue`): it pushes each piece's events as a
-batch, and waits while the caller is `_AHEAD` batches behind, so a body is never read
-faster than the caller takes its events. The caller's iteration pops them. Closing
-the stream (leaving the `with` block, a `break` inside it, an exception, a cancelled
-task) cancels the evaluation: its HTTP response is closed in its `finally`, a tool round
-cut short is rolled back, and nothing is left running.
+task whose sink is a bounded queue: it pushes each piece's events as a batch, and waits
+while the caller is `_AHEAD` batches behind, so a body is never read faster than the
+caller takes its events. The caller's iteration pops them. Closing the stream (leaving
+the `with` block, a `break` inside it, an exception, a cancelled task) cancels the
+evaluation: its HTTP response is closed in its `finally`, a tool round cut short is rolled
+back, and nothing is left running.
 
-A sync stream runs the evaluation on a private loop the caller's `next()` steps
-(`SteppedLoop`), with a queue that holds nothing ahead: the evaluation runs, and its sync
-client may block, only while `next()` waits for the next batch.
+`stream_async()` runs that task on the caller's loop (`EventQueue`); `stream()` on the
+portal (`wink.core.foundation.runtime`), its queue handing batches to the caller's thread
+(`HandedQueue`). A sync stream's iteration and its finalizer run no event loop: they wait
+on a lock, and closing it cancels the task on the portal and waits for it to unwind.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import threading
 from collections import deque
 from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any, Generic, Self
 
 from ..foundation.errors import StreamNotFinishedError, WinkError
-from ..foundation.events import StreamEvent
-from ..foundation.runtime import SteppedLoop
+from ..foundation.events import EventSink, StreamEvent
+from ..foundation.runtime import Running, portal
 from ..prompting.prompt import OutputT
 from .loop import PromptResponse
 
-__all__ = ["AsyncPromptStream", "EventQueue", "PromptStream", "StreamStart"]
+__all__ = ["AsyncPromptStream", "EventQueue", "HandedQueue", "PromptStream", "StreamStart"]
 
-StreamStart = Callable[["EventQueue"], Coroutine[Any, Any, PromptResponse[OutputT]]]
+StreamStart = Callable[[EventSink], Coroutine[Any, Any, PromptResponse[OutputT]]]
 """Starts the evaluation with the queue as its sink (the adapter binds the rest)."""
 
-_AHEAD = 8  # batches (one per piece of a body) an async stream's evaluation may run ahead
+_AHEAD = 8  # batches (one per piece of a body) a stream's evaluation may run ahead
 
 
 class EventQueue:
@@ -114,16 +117,67 @@ def _wake(waiter: asyncio.Future[None] | None) -> None:
         waiter.set_result(None)
 
 
-class _StreamBase(Generic[OutputT]):
-    """What both forms share: the queue, the current batch, the task's outcome."""
+class HandedQueue:
+    """`EventQueue` for a consumer on another thread: the evaluation (on the portal)
+    queues batches, the caller's thread takes them (`take_blocking`), waiting on a lock,
+    never on an event loop. The evaluation waits while more than `ahead` batches are
+    queued; the caller's take wakes it (on the portal's loop)."""
 
-    _ahead: int
+    __slots__ = ("_ahead", "_batches", "_closed", "_producer", "_ready", "count")
+
+    def __init__(self, ahead: int) -> None:
+        self._ahead = ahead
+        self._batches: deque[list[StreamEvent]] = deque()
+        self._ready = threading.Condition(threading.Lock())
+        self._producer: asyncio.Future[None] | None = None  # send() waits for room
+        self._closed = False
+        self.count = 0
+
+    def put(self, events: list[StreamEvent]) -> None:
+        """Queue `events` now, whatever the backlog."""
+        if events:
+            with self._ready:
+                self._batches.append(events)
+                self.count += len(events)
+                self._ready.notify()
+
+    async def send(self, events: list[StreamEvent]) -> None:
+        """Queue `events`, then wait while more than `ahead` batches are queued."""
+        self.put(events)
+        while True:
+            with self._ready:
+                if len(self._batches) <= self._ahead:
+                    return
+                waiter = self._producer = asyncio.get_running_loop().create_future()
+            await waiter
+
+    def close(self) -> None:
+        """No more batches."""
+        with self._ready:
+            self._closed = True
+            self._ready.notify()
+
+    def take_blocking(self) -> list[StreamEvent] | None:
+        """The next batch, waiting for one (on the caller's thread); None once closed
+        and drained."""
+        with self._ready:
+            while not self._batches and not self._closed:
+                self._ready.wait()
+            if not self._batches:
+                return None
+            batch = self._batches.popleft()
+            producer, self._producer = self._producer, None
+        if producer is not None:
+            producer.get_loop().call_soon_threadsafe(_wake, producer)
+        return batch
+
+
+class _StreamBase(Generic[OutputT]):
+    """What both forms share: the current batch, the outcome."""
 
     def __init__(self, start: StreamStart[OutputT]) -> None:
         self._start = start
-        self._queue = EventQueue(self._ahead)
         self._batch: deque[StreamEvent] = deque()
-        self._task: asyncio.Task[PromptResponse[OutputT]] | None = None
         self._response: PromptResponse[OutputT] | None = None
         self._error: WinkError | None = None
         self._closed = False
@@ -142,42 +196,30 @@ class _StreamBase(Generic[OutputT]):
             )
         return self._response
 
-    def _outcome(self, task: asyncio.Task[PromptResponse[OutputT]]) -> None:
-        """Record how the finished task ended; raise its error (always a `WinkError`:
-        the loop wraps everything else)."""
-        if task.cancelled():
-            self._closed = True
-            raise StreamNotFinishedError("the stream's evaluation was cancelled")
-        error = task.exception()
-        if error is None:
-            self._response = task.result()
-            return
+    def _failed(self, error: BaseException) -> BaseException:
+        """What the iteration raises for the evaluation's `error` (always a `WinkError`,
+        the loop wraps everything else, but for KeyboardInterrupt and SystemExit)."""
         if isinstance(error, WinkError):
             self._error = error
-            raise error
-        raise error  # KeyboardInterrupt, SystemExit: not ours to translate
-
-    def _settle(self, task: asyncio.Task[PromptResponse[OutputT]] | None) -> None:
-        """Read a finished task's outcome without raising it (closing is not failing)."""
-        if task is None or not task.done():
-            return
-        if not task.cancelled() and task.exception() is None and self._response is None:
-            self._response = task.result()
-
-    def _begin(self, task: asyncio.Task[PromptResponse[OutputT]]) -> None:
-        task.add_done_callback(self._queue.close)
-        self._task = task
+        return error
 
     def _check_open(self) -> None:
         if self._closed:
             raise StreamNotFinishedError("this stream is closed; streams are single use")
 
 
+def _cancelled() -> StreamNotFinishedError:
+    return StreamNotFinishedError("the stream's evaluation was cancelled")
+
+
 class AsyncPromptStream(_StreamBase[OutputT]):
     """`async with adapter.stream_async(prompt, session=...) as stream:` then
     `async for event in stream`; `stream.response` after the loop. Single use."""
 
-    _ahead = _AHEAD
+    def __init__(self, start: StreamStart[OutputT]) -> None:
+        super().__init__(start)
+        self._queue = EventQueue(_AHEAD)
+        self._task: asyncio.Task[PromptResponse[OutputT]] | None = None
 
     async def __aenter__(self) -> Self:
         self._open()
@@ -220,13 +262,25 @@ class AsyncPromptStream(_StreamBase[OutputT]):
             self._closed = True
             task.cancel()
             await asyncio.wait([task])
-        self._settle(task)
+        if not task.cancelled() and task.exception() is None and self._response is None:
+            self._response = task.result()  # closing is not failing: nothing raised
+
+    def _outcome(self, task: asyncio.Task[PromptResponse[OutputT]]) -> None:
+        """Record how the finished task ended; raise its error."""
+        if task.cancelled():
+            self._closed = True
+            raise _cancelled()
+        error = task.exception()
+        if error is not None:
+            raise self._failed(error)
+        self._response = task.result()
 
     def _open(self) -> asyncio.Task[PromptResponse[OutputT]]:
         self._check_open()
         if self._task is None:
-            self._begin(asyncio.get_running_loop().create_task(self._start(self._queue)))
-        assert self._task is not None
+            task = asyncio.get_running_loop().create_task(self._start(self._queue))
+            task.add_done_callback(self._queue.close)
+            self._task = task
         return self._task
 
     def __del__(self) -> None:
@@ -238,13 +292,17 @@ class AsyncPromptStream(_StreamBase[OutputT]):
 
 class PromptStream(_StreamBase[OutputT]):
     """`with adapter.stream(prompt, session=...) as stream:` then `for event in stream`;
-    `stream.response` after the loop. Single use."""
+    `stream.response` after the loop. Single use.
 
-    _ahead = 0  # its evaluation runs (and may block) only while `next()` waits
+    Its evaluation runs on the portal; the iteration waits here for each batch. Closing
+    it (or dropping it: its finalizer) cancels the evaluation and waits for it to unwind,
+    with no event loop run on this thread."""
 
     def __init__(self, start: StreamStart[OutputT]) -> None:
         super().__init__(start)
-        self._stepper: SteppedLoop | None = None
+        self._queue = HandedQueue(_AHEAD)
+        self._running: Running[PromptResponse[OutputT]] | None = None
+        self._ended = False
 
     def __enter__(self) -> Self:
         self._open()
@@ -264,47 +322,64 @@ class PromptStream(_StreamBase[OutputT]):
     def __next__(self) -> StreamEvent:
         if self._batch:
             return self._batch.popleft()
-        task = self._open()
-        stepper = self._stepper
-        if stepper is None:  # it ended: iterating again yields nothing
+        running = self._open()
+        if self._ended:  # it ended: iterating again yields nothing
             raise StopIteration
-        queue = self._queue
-        while (waiter := queue.waiter(stepper.loop)) is not None:
-            stepper.run_until(waiter)
-        batch = queue.take()
+        batch = self._queue.take_blocking()
         if batch is None:
-            try:
-                self._outcome(task)
-            finally:
-                self._shut()
+            self._ended = True
+            self._outcome(running.future)
             raise StopIteration
         self._batch.extend(batch)
         return self._batch.popleft()
 
     def close(self) -> None:
-        """Stop the evaluation if it still runs (closing its HTTP stream), close the
-        clients made for it and its private loop. Idempotent."""
-        task = self._task
-        if task is None or not task.done():
+        """Stop the evaluation if it still runs (closing its HTTP stream) and wait for it
+        to have stopped. Idempotent."""
+        running = self._running
+        if running is None:
             self._closed = True
-        self._shut()
-        self._settle(task)
+            return
+        future = running.future
+        if not future.done():
+            self._closed = True
+            running.cancel(wait=_CLOSE_WAIT)
+        finished = future.done() and not future.cancelled() and future.exception() is None
+        if finished and self._response is None:
+            self._response = future.result()
 
     def __del__(self) -> None:
         """A stream dropped unfinished (a `break` without `with`) is closed here."""
-        if getattr(self, "_stepper", None) is not None:
+        if getattr(self, "_running", None) is not None:
             with contextlib.suppress(Exception):  # never raise from a finalizer
                 self.close()
 
-    def _open(self) -> asyncio.Task[PromptResponse[OutputT]]:
-        self._check_open()
-        if self._task is None:
-            stepper = self._stepper = SteppedLoop()
-            self._begin(stepper.start(self._start(self._queue)))
-        assert self._task is not None
-        return self._task
+    def _outcome(self, future: concurrent.futures.Future[PromptResponse[OutputT]]) -> None:
+        """Record how the evaluation ended (its queue is closed: it is about to be
+        over); raise its error."""
+        error = future.exception()
+        if error is None:
+            self._response = future.result()
+            return
+        if isinstance(error, concurrent.futures.CancelledError):
+            self._closed = True
+            raise _cancelled()
+        raise self._failed(error)
 
-    def _shut(self) -> None:
-        stepper, self._stepper = self._stepper, None
-        if stepper is not None:
-            stepper.close()
+    def _open(self) -> Running[PromptResponse[OutputT]]:
+        self._check_open()
+        if self._running is None:
+            # the task holds the queue, not the stream: a stream dropped unfinished is
+            # collected, and its finalizer stops the task
+            self._running = portal().start(_evaluate(self._start, self._queue))
+        return self._running
+
+
+async def _evaluate(start: StreamStart[OutputT], queue: HandedQueue) -> PromptResponse[OutputT]:
+    try:
+        return await start(queue)
+    finally:
+        queue.close()
+
+
+_CLOSE_WAIT = 10.0  # seconds closing a sync stream waits for its evaluation to unwind

@@ -8,8 +8,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
+from ..foundation.content import Attachment, CachePoint, TextPart, UserPart
 from ..foundation.errors import (
     ContentFilteredError,
+    InvalidArgumentError,
     OutputTruncatedError,
     PromptEvaluationError,
     RefusalError,
@@ -24,7 +26,7 @@ from ..foundation.messages import (
 )
 from .executor import wire_safe_call
 
-__all__ = ["Redacting", "check_finished", "echo_turn", "split_output_call"]
+__all__ = ["Redacting", "check_finished", "check_not_empty", "echo_turn", "split_output_call"]
 
 
 class Redacting(Protocol):
@@ -45,6 +47,22 @@ _UNFINISHED: dict[FinishReason, tuple[type[PromptEvaluationError], str]] = {
     "refusal": (RefusalError, "the model refused to answer"),
     "error": (PromptEvaluationError, "the provider reported an error instead of an answer"),
 }
+
+
+def check_not_empty(
+    text: str, parts: tuple[UserPart, ...], attachments: tuple[Attachment, ...]
+) -> None:
+    """Refuse a first turn with nothing to read, before anything is sent: Anthropic and
+    Gemini refuse an empty or blank user turn with a 400, and on the others the model would
+    answer nothing asked, so it is the same error on every provider."""
+    if text.strip() or attachments or any(not isinstance(p, TextPart | CachePoint) for p in parts):
+        return
+    raise InvalidArgumentError(
+        f"the prompt renders to {'no text' if not text else 'only whitespace'} and the "
+        "call has no attachments: a model turn needs something to answer (give a section "
+        "some text, or pass attachments)",
+        argument="prompt",
+    )
 
 
 def echo_turn(response: ModelResponse) -> AssistantMessage:

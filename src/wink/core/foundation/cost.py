@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, InvalidArgumentError
 
 __all__ = ["Cost", "PriceSource", "PriceTag", "Prices", "as_amount", "sum_costs"]
 
@@ -155,6 +155,27 @@ class Prices:
     ) -> Cost:
         """What these token counts cost at these prices (`input_tokens` includes the
         cached and written ones, wink's `Usage` rule)."""
+        counts = {
+            "input_tokens": input_tokens,
+            "cached_tokens": cached_tokens,
+            "cache_write_tokens": cache_write_tokens,
+            "output_tokens": output_tokens,
+        }
+        for name, count in counts.items():
+            if type(count) is not int or count < 0:
+                raise InvalidArgumentError(
+                    f"{name} must be an int >= 0, got {count!r}", argument=name
+                )
+        if cached_tokens + cache_write_tokens > input_tokens:
+            raise InvalidArgumentError(
+                "input_tokens includes the cached and written ones: it cannot be fewer, got "
+                f"{input_tokens} with {cached_tokens} cached and {cache_write_tokens} written",
+                argument="input_tokens",
+            )
+        if not isinstance(source, PriceSource):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InvalidArgumentError(
+                f"source must be a PriceSource, got {source!r}", argument="source"
+            )
         cached_rate = self.cached_input if self.cached_input is not None else self.input
         write_rate = self.cache_write if self.cache_write is not None else self.input
         million = Decimal(1_000_000)

@@ -418,6 +418,12 @@ class ThrottleDetails:
     caller can schedule: `time.sleep(details.retry_after.total_seconds())`.
     `retry_after_seconds` is the same in float seconds.
 
+    `limit_reached` says the answer itself confirms that a limit of the account was hit:
+    a rate-limit header at 0 remaining, or an error body that names the limit. A 429
+    without it may be a stray (a provider short of capacity, a gateway): wink's pacer
+    then makes only that request wait, not every request of the adapter
+    (docs/throttling.md).
+
     The constructor also takes seconds (an int or a float) for `retry_after`, stored as
     a `timedelta` (to the microsecond); a negative or non-finite value is a
     `ConfigurationError` (a ValueError), a non-numeric one an `InvalidArgumentError` (a
@@ -429,6 +435,7 @@ class ThrottleDetails:
     attempts: int
     retry_safe: bool
     status_code: int | None
+    limit_reached: bool
 
     def __init__(
         self,
@@ -437,6 +444,7 @@ class ThrottleDetails:
         attempts: int = 1,
         retry_safe: bool = True,
         status_code: int | None = None,
+        limit_reached: bool = False,
     ) -> None:
         # frozen: the fields are set once, here, through object.__setattr__
         object.__setattr__(self, "kind", kind)
@@ -444,6 +452,7 @@ class ThrottleDetails:
         object.__setattr__(self, "attempts", attempts)
         object.__setattr__(self, "retry_safe", retry_safe)
         object.__setattr__(self, "status_code", status_code)
+        object.__setattr__(self, "limit_reached", limit_reached)
 
     @property
     def retry_after_seconds(self) -> float | None:

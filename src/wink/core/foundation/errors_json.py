@@ -41,6 +41,7 @@ def error_to_json(error: WinkError) -> dict[str, Any]:
                 "attempts": value.attempts,
                 "retry_safe": value.retry_safe,
                 "status_code": value.status_code,
+                "limit_reached": value.limit_reached,
             }
         attributes[name] = value if _carried(value) else None
     message = error.message if isinstance(error, PromptEvaluationError) else str(error)
@@ -76,6 +77,7 @@ def _details(value: Mapping[str, Any], where: str) -> ThrottleDetails:
             value.get("attempts", 1),
             value.get("retry_safe", True),
             value.get("status_code"),
+            value.get("limit_reached", False) is True,
         )
     except (KeyError, WinkError) as error:
         raise _invalid(where, f"has throttle details that do not read: {error}") from error

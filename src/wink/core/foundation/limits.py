@@ -18,7 +18,20 @@ from .errors import (
 )
 from .messages import Usage
 
-__all__ = ["Budget", "BudgetTracker", "Deadline"]
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_RETRIES",
+    "DEFAULT_MAX_ROUNDS",
+    "Budget",
+    "BudgetTracker",
+    "Deadline",
+]
+
+DEFAULT_MAX_ROUNDS = 50
+"""Model turns an evaluation may take: a model that never stops calling tools must not
+run forever. Here, not in the loop, so that an adapter knows it without importing it."""
+
+DEFAULT_MAX_OUTPUT_RETRIES = 2
+"""How many times a model may correct a structured answer that did not validate."""
 
 
 _YEAR = 365 * 24 * 3600.0

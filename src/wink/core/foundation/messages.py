@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
 from .content import Attachment, CachePoint, TextPart, UserPart
@@ -47,6 +46,12 @@ FinishReason = Literal[
 asks again. `error`: the provider answered with a failure; calls in it are never run."""
 
 
+def _cost_sum(first: float | None, second: float | None) -> float | None:
+    if first is None:
+        return second
+    return first if second is None else first + second
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts; adding two gives the sum (accumulated across requests).
@@ -71,7 +76,9 @@ class Usage:
     requests: int = 0
     cache_write_tokens: int = 0
     cache_write_1h_tokens: int = 0
-    billed_cost: Decimal | None = None
+    billed_cost: float | None = None
+    """What the host billed for the request, where it says (OpenRouter's `usage.cost`, in
+    its credits); None: it did not say."""
 
     @property
     def total_tokens(self) -> int:
@@ -86,14 +93,8 @@ class Usage:
             requests=self.requests + other.requests,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
-            billed_cost=_add_billed(self.billed_cost, other.billed_cost),
+            billed_cost=_cost_sum(self.billed_cost, other.billed_cost),
         )
-
-
-def _add_billed(mine: Decimal | None, theirs: Decimal | None) -> Decimal | None:
-    if mine is None:
-        return theirs
-    return mine if theirs is None else mine + theirs
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +272,7 @@ class ModelRequest:
     tools: tuple[ToolSpec, ...] = ()
     output: OutputSpec | None = None
     deadline: Deadline | None = None  # read at send time: retries and pacing take time too
+    first_round: bool = True  # False from an evaluation's second round on (`tool_choice`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,21 +9,34 @@ foreign turn left with nothing (thinking alone, a paused turn's server blocks) i
 out. A call id the target does not accept, or that repeats an earlier one, gets a stable
 new id, and so does its result. Data the target needs on calls it did not make (Gemini's
 placeholder signature) is added.
+
+A model's own answer may repeat a call id too (two calls with one id, or an id of an
+earlier turn: some OpenAI-compatible servers count from `call_0` in every answer), which
+Anthropic refuses back (400 "`tool_use` ids must be unique") and which leaves results
+ambiguous: `distinct_call_ids` renames each repeat as the answer arrives, before any call
+runs, so the call, its result and its echo all carry the new id (docs/tools.md).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .messages import AssistantMessage, Message, ToolCall, ToolResultMessage
+from .messages import AssistantMessage, Message, ModelResponse, ToolCall, ToolResultMessage
 
-__all__ = ["PORTABLE_CALL_IDS", "CallIdRules", "is_foreign", "portable_messages"]
+__all__ = [
+    "PORTABLE_CALL_IDS",
+    "CallIdRules",
+    "distinct_call_ids",
+    "is_foreign",
+    "portable_messages",
+]
 
-PORTABLE_CALL_IDS = re.compile(r"[A-Za-z0-9_-]{1,40}")
+_MAX_CALL_ID = 40  # OpenAI's limit on the length of a call id
+PORTABLE_CALL_IDS = re.compile(rf"[A-Za-z0-9_-]{{1,{_MAX_CALL_ID}}}")
 """A call id every provider takes: Anthropic's pattern, within OpenAI's 40 characters."""
 
 
@@ -85,3 +98,36 @@ def _foreign(
     return AssistantMessage(
         text=message.text, tool_calls=tuple(calls), provider_data=None, origin=message.origin
     )
+
+
+def distinct_call_ids(response: ModelResponse, conversation: Iterable[Message]) -> ModelResponse:
+    """`response` with each call whose id repeats an earlier call's (of the same answer, or
+    of a model turn in `conversation`) given the id `<id>_<n>`, the lowest n from 2 not
+    taken (a stable digest past 40 characters); `response` itself when no id repeats."""
+    taken = {
+        call.id
+        for message in conversation
+        if isinstance(message, AssistantMessage)
+        for call in message.tool_calls
+    }
+    calls: list[ToolCall] = []
+    for call in response.tool_calls:
+        if call.id in taken:
+            call = replace(call, id=_unused(call.id, taken))
+        taken.add(call.id)
+        calls.append(call)
+    if all(new is old for new, old in zip(calls, response.tool_calls, strict=True)):
+        return response
+    return replace(response, tool_calls=tuple(calls))
+
+
+def _unused(call_id: str, taken: set[str]) -> str:
+    number = 2
+    while True:
+        candidate = f"{call_id}_{number}"
+        if len(candidate) > _MAX_CALL_ID:
+            digest = hashlib.sha256(f"{number}:{call_id}".encode()).hexdigest()
+            candidate = f"call_{digest[:24]}"
+        if candidate not in taken:
+            return candidate
+        number += 1

@@ -3,7 +3,7 @@
 The prices are genai-prices' (pydantic's curated data, installed with wink and never
 fetched: its optional refresh, `genai_prices.UpdatePrices`, is the application's own call),
 matched by the model the provider answered with, under the provider id the provider or
-host class names (`Provider.price_provider_id`), with the tier the answer ran on and the
+host class names (`Host.system`), with the tier the answer ran on and the
 batch discount. An adapter's own `Prices` win over genai-prices; a host's billed figure
 (`Usage.billed_cost`) wins over both. A model nobody prices costs None, with one
 `UnpricedModelWarning` per model per process: never a guess.
@@ -87,9 +87,9 @@ class Pricer:
     def cost(self, usage: Usage, model: str, tier: str | None, answered: float) -> Cost | None:
         """What `usage` cost on `model`, answered at `answered` (a Unix time) on `tier`."""
         listed = self._listed(usage, model, tier, answered)
-        billed = usage.billed_cost
-        if billed is None:
+        if usage.billed_cost is None:
             return listed
+        billed = Decimal(str(usage.billed_cost))  # the host's figure, as it wrote it
         source = PriceSource("billed", self.provider, model)
         if listed is None:
             return Cost(billed, sources=(source,))

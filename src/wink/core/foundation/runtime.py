@@ -1,21 +1,27 @@
-"""Sync over async: how the sync entry points run the one evaluation coroutine.
+"""Sync over async: one event loop per process for the sync entry points, and worker
+threads for sync code.
 
 The model, in full (docs/runtime.md explains it for users):
 
 * `evaluate_async()` and `stream_async()` run on the caller's event loop and never block
-  it: an SDK call made with a sync client, and every sync tool, runs on one of wink's
-  worker threads (`run_in_thread`).
-* `evaluate()` runs the same coroutine on a private event loop (`run_sync`); `stream()`
-  on a private loop the caller's iteration steps (`SteppedLoop`). Called from a thread
-  whose loop is running (Jupyter, an async web handler), either does that on a worker
-  thread instead of deadlocking. A sync tool of `evaluate()` (the only call of its round,
-  with no deadline to cut it) runs on the caller's thread between two runs of that loop,
-  with no loop running (`run_blocking`): no thread hop, and the tool may start a loop of
-  its own.
-* Clients made on a private loop are closed when its call ends (`on_loop_exit`), and
-  whatever the call left running is cancelled. The loop itself, clean, waits for the
-  next call (at most `_IDLE_LOOPS` of them, closed at exit): a new event loop costs as
-  much as a local first token (tests/test_runtime.py checks that nothing outlives a call).
+  it. `evaluate()`, `stream()`, the batch methods and an MCP server's session run on the
+  **portal**: one event loop per process, on a daemon thread of its own ("wink-loop"),
+  started by the first sync call. A sync call hands its coroutine to that loop
+  (`portal().call`) and waits for the outcome; whatever the call's shape (one tool call
+  or many, a deadline or none, a stream), it is the same path. What lives on a loop (an
+  SDK's async client, a Redis connection, an MCP session) is made once for the portal
+  and serves every sync call of the process.
+* Every sync tool, and every call of a sync SDK client the caller passed in, runs on a
+  wink worker thread (`run_in_thread`), on every entry point: never on an event loop,
+  never on the caller's thread.
+* An exception that stops a loop (`KeyboardInterrupt`, `SystemExit`: asyncio re-raises
+  them out of `run_forever`) is the outcome of the call whose task raised it: the
+  portal's thread delivers it to the caller and runs the loop on. Ctrl-C in a caller
+  waiting for the portal cancels its evaluation (its `finally` blocks run on the portal),
+  then raises there, once.
+* The portal is closed at interpreter exit: what still runs on it is cancelled, the
+  clients made for it are closed (`on_loop_exit`), then the loop. A forked child does not
+  inherit its parent's thread: its first sync call starts a portal of its own.
 """
 
 from __future__ import annotations
@@ -26,188 +32,280 @@ import concurrent.futures
 import contextlib
 import contextvars
 import functools
+import inspect
 import os
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = [
-    "SteppedLoop",
-    "on_loop_exit",
-    "owns_loop",
-    "run_blocking",
-    "run_in_thread",
-    "run_sync",
-]
+from .errors import ConfigurationError
+
+__all__ = ["Portal", "Running", "on_loop_exit", "portal", "run_in_thread", "running_portal"]
 
 T = TypeVar("T")
 
 _MAX_WORKERS = 64  # sync tools and sync SDK calls of concurrent evaluations
+_CLOSE_WAIT = 10.0  # seconds the portal's shutdown may take at exit
+_INTERRUPT_WAIT = 10.0  # seconds an interrupted call waits for its evaluation to unwind
 
-_closers: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, list[Callable[[], Awaitable[None]]]
-] = weakref.WeakKeyDictionary()
+Closer = Callable[[], Awaitable[None]]
+
+
+class Portal:
+    """An event loop running on a daemon thread of its own, for sync code to call into.
+
+    Daemon, so that it never keeps the interpreter alive; it is closed at exit all the
+    same (`close`), with what was made for it.
+    """
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._closers: list[Callable[[], Closer | None]] = []
+        self._spawned: set[asyncio.Task[Any]] = set()
+        # reentrant: a finalizer (a dropped client's close) may run `spawn` on a thread
+        # that holds the lock already, when the garbage collector runs inside `start`
+        self._lock = threading.RLock()
+        self._closing = False
+        self._thread = threading.Thread(target=self._run, name="wink-loop", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                self.loop.run_forever()
+            except (KeyboardInterrupt, SystemExit):
+                # A task raised it (a tool's `sys.exit()`): asyncio set it as the task's
+                # outcome, which reaches whoever waits for that task; the loop serves on.
+                continue
+            return
+
+    @property
+    def is_current(self) -> bool:
+        """True on the portal's own thread (where waiting for the portal would deadlock)."""
+        return threading.current_thread() is self._thread
+
+    def call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run `coroutine` on the portal with the caller's context; wait for its outcome
+        here. Ctrl-C while waiting cancels it, waits for it to unwind, and raises."""
+        if self.is_current:
+            coroutine.close()
+            raise ConfigurationError(
+                "a sync wink call (evaluate, stream, a batch method, `with server:`) was made "
+                "from an async function running on wink's own event loop (an async tool of a "
+                "sync evaluation); await its async form there (evaluate_async, stream_async, "
+                "`async with server:`)"
+            )
+        running = self.start(coroutine)
+        try:
+            return running.future.result()
+        except BaseException:
+            if running.future.done():  # the coroutine's own outcome
+                raise
+            # Interrupted while waiting (Ctrl-C): the evaluation is cancelled, its
+            # `finally` blocks run on the portal; this thread raises once they have.
+            with contextlib.suppress(BaseException):  # a second Ctrl-C stops the wait
+                running.cancel(wait=_INTERRUPT_WAIT)
+            raise
+
+    def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Start `coroutine` on the portal with the caller's context; its outcome comes
+        in the future (await it elsewhere with `asyncio.wrap_future`)."""
+        return self.start(coroutine).future
+
+    def start(self, coroutine: Coroutine[Any, Any, T]) -> Running[T]:
+        """Start `coroutine` on the portal as a task, with the caller's context."""
+        running = Running(self, coroutine, contextvars.copy_context())
+        with self._lock:
+            if self._closing:
+                coroutine.close()
+                raise RuntimeError("wink's event loop is closed (the interpreter is exiting)")
+            self.loop.call_soon_threadsafe(running.begin)
+        return running
+
+    def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        """Run `coroutine` on the portal and forget it (a close nobody waits for; from any
+        thread, a finalizer's too). Nothing if the portal is closing."""
+        with self._lock:
+            if self._closing or self.loop.is_closed():
+                coroutine.close()
+                return
+            self.loop.call_soon_threadsafe(self._spawn, coroutine)
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        task = self.loop.create_task(coroutine)
+        self._spawned.add(task)  # held until done: asyncio keeps only a weak reference
+        task.add_done_callback(self._spawned.discard)
+
+    def on_exit(self, closer: Closer) -> None:
+        """Run `closer()` on the portal before it closes. A bound method is held weakly:
+        an object dropped before exit is not kept alive for it."""
+        reference: Callable[[], Closer | None]
+        if inspect.ismethod(closer):
+            reference = weakref.WeakMethod(closer)
+        else:
+            reference = functools.partial(_itself, closer)
+        with self._lock:
+            if reference not in self._closers:  # an object registers its closer once
+                self._closers.append(reference)
+
+    def close(self) -> None:
+        """Cancel what still runs on the portal, run the closers, close the loop (at
+        exit; from any thread but the portal's own)."""
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            closers, self._closers = self._closers, []
+        if self._thread.is_alive():
+            done = asyncio.run_coroutine_threadsafe(_shut_down(closers), self.loop)
+            with contextlib.suppress(BaseException):
+                done.result(timeout=_CLOSE_WAIT)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=_CLOSE_WAIT)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+def _itself(closer: Closer) -> Closer:
+    return closer
+
+
+class Running(Generic[T]):
+    """A coroutine started on the portal: its outcome (`future`), and how to stop it."""
+
+    __slots__ = ("_context", "_coroutine", "_portal", "_task", "future")
+
+    def __init__(
+        self, portal: Portal, coroutine: Coroutine[Any, Any, T], context: contextvars.Context
+    ) -> None:
+        self._portal = portal
+        self._coroutine: Coroutine[Any, Any, T] | None = coroutine
+        self._context = context
+        self._task: asyncio.Task[T] | None = None
+        self.future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def begin(self) -> None:
+        """On the portal: make the task (unless it was given up before it started)."""
+        coroutine, self._coroutine = self._coroutine, None
+        assert coroutine is not None
+        if not self.future.set_running_or_notify_cancel():
+            coroutine.close()
+            return
+        task = self._task = self._portal.loop.create_task(coroutine, context=self._context)
+        task.add_done_callback(self._settle)
+
+    def _settle(self, task: asyncio.Task[T]) -> None:
+        if task.cancelled():
+            self.future.set_exception(concurrent.futures.CancelledError())
+            return
+        error = task.exception()
+        if error is not None:
+            self.future.set_exception(error)
+        else:
+            self.future.set_result(task.result())
+
+    def cancel(self, *, wait: float | None = None) -> None:
+        """Cancel it; with `wait`, wait that long for it to have stopped (its `finally`
+        blocks run). On the portal's own thread (a finalizer run there) it never waits."""
+        if self.future.cancel() or self.future.done():  # not started, or over
+            return
+        if self._portal.is_current:
+            if self._task is not None:
+                self._task.cancel()
+            return
+        self._portal.loop.call_soon_threadsafe(self._cancel_task)
+        if wait is not None:
+            concurrent.futures.wait([self.future], timeout=wait)
+
+    def _cancel_task(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+async def _shut_down(closers: list[Callable[[], Closer | None]]) -> None:
+    current = asyncio.current_task()
+    pending = [task for task in asyncio.all_tasks() if task is not current]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=_CLOSE_WAIT)
+    for reference in closers:
+        closer = reference()
+        if closer is not None:
+            with contextlib.suppress(Exception):  # one failing close must not keep others open
+                await closer()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(Exception):
+        await loop.shutdown_asyncgens()
+    with contextlib.suppress(Exception):
+        await loop.shutdown_default_executor()
+
+
+_portal: Portal | None = None
+_portal_lock = threading.Lock()
+_forked_away: list[Portal] = []  # a child's copies of its parent's portals: never touched
+
+
+def portal() -> Portal:
+    """The process's portal, started on first use."""
+    global _portal
+    current = _portal
+    if current is not None:
+        return current
+    with _portal_lock:
+        if _portal is None:
+            _portal = Portal()
+        return _portal
+
+
+def running_portal() -> Portal | None:
+    """The portal, if one was started (closing something needs none to be started)."""
+    return _portal
+
+
+def on_loop_exit(loop: asyncio.AbstractEventLoop, closer: Closer) -> None:
+    """Run `closer()` on `loop` before wink closes it: the portal's loop, at exit. Other
+    loops are the caller's: what is made on them is closed by `aclose()` there."""
+    current = _portal
+    if current is not None and current.loop is loop:
+        current.on_exit(closer)
+
+
+def _close_at_exit() -> None:
+    current = _portal
+    if current is not None:
+        current.close()
+
+
+def _forget_after_fork() -> None:
+    """A forked child has its parent's portal object but not its thread: the next sync
+    call starts a new one. The old loop is kept, untouched: closing it would act on
+    selectors and sockets the parent still uses."""
+    global _portal, _pool
+    if _portal is not None:
+        _forked_away.append(_portal)
+    _portal = None
+    _pool = None  # its threads did not come along either
+
+
+atexit.register(_close_at_exit)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+# ---- worker threads
+
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
-_IDLE_LOOPS = 4  # private loops kept for the next sync call (threads calling at once)
-_idle: list[asyncio.AbstractEventLoop] = []
-_idle_lock = threading.Lock()
-_blocking: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, list[tuple[Callable[[], Any], asyncio.Future[Any]]]
-] = weakref.WeakKeyDictionary()  # a run_sync loop -> the blocking calls it waits for
-
-
-def owns_loop(loop: asyncio.AbstractEventLoop) -> bool:
-    """True for a private loop of `run_sync` / `SteppedLoop`: it is closed when its call ends."""
-    return loop in _closers
-
-
-def on_loop_exit(loop: asyncio.AbstractEventLoop, closer: Callable[[], Awaitable[None]]) -> None:
-    """Run `closer()` on the private `loop` before it is closed (a client bound to it)."""
-    _closers[loop].append(closer)
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run `coroutine` to completion from sync code, on a private loop (see the module doc)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        loop_running = False
-    else:
-        loop_running = True
-    # Decided outside the `except` block, so tracebacks carry no "no running event loop".
-    if not loop_running:
-        return _run_private(coroutine)
-    context = contextvars.copy_context()
-    return _worker_pool().submit(context.run, _run_private, coroutine).result()
-
-
-def _run_private(coroutine: Coroutine[Any, Any, T]) -> T:
-    loop = _take_loop()
-    task = loop.create_task(coroutine)
-    clean = False
-    try:
-        result = _drive(loop, task)
-        clean = True
-        return result
-    except Exception:
-        clean = True
-        raise
-    finally:  # also on KeyboardInterrupt: the evaluation is cancelled and cleaned up
-        _blocking.pop(loop, None)
-        _shut_down(loop, task, reuse=clean)
-
-
-def _drive(loop: asyncio.AbstractEventLoop, task: asyncio.Task[T]) -> T:
-    """Run `loop` until `task` is done; between two runs, the blocking calls the task
-    waits for (`run_blocking`) run here, on the caller's thread, with no loop running."""
-    waiting: list[tuple[Callable[[], Any], asyncio.Future[Any]]] = []
-    _blocking[loop] = waiting
-    task.add_done_callback(lambda _: loop.stop())
-    while True:
-        loop.run_forever()
-        while waiting:
-            call, done = waiting.pop(0)
-            if done.cancelled():
-                continue
-            try:
-                value = call()
-            except Exception as error:  # the caller's own failure, raised where it waits
-                done.set_exception(error)
-            else:
-                done.set_result(value)
-        if task.done():
-            return task.result()
-
-
-async def run_blocking(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
-    """`function(*args, **kwargs)`, which may block, where that costs least and harms
-    nothing: on a sync call's private loop (`run_sync`), on the caller's thread while the
-    loop waits for it, with no loop running there (so the function may run one of its
-    own, `asyncio.run`); elsewhere on a worker thread (`run_in_thread`). Either way with
-    the caller's context. Nothing can cut it short: with a deadline, use `run_in_thread`.
-    """
-    loop = asyncio.get_running_loop()
-    waiting = _blocking.get(loop)
-    if waiting is None:
-        return await run_in_thread(function, *args, **kwargs)
-    done: asyncio.Future[T] = loop.create_future()
-    call = functools.partial(contextvars.copy_context().run, function, *args, **kwargs)
-    waiting.append((call, done))
-    loop.stop()  # `_drive` runs it, then the loop again
-    return await done
-
-
-def _take_loop() -> asyncio.AbstractEventLoop:
-    """An idle private loop, or a new one."""
-    with _idle_lock:
-        loop = _idle.pop() if _idle else None
-    if loop is None:
-        loop = asyncio.new_event_loop()
-    _closers[loop] = []
-    return loop
-
-
-def _shut_down(
-    loop: asyncio.AbstractEventLoop, *tasks: asyncio.Task[Any], reuse: bool = False
-) -> None:
-    """Cancel what is left on a private loop and close its clients; then keep the loop
-    for the next call (`reuse`, if nothing is left on it and fewer than `_IDLE_LOOPS`
-    wait), or close it."""
-    keep = False
-    try:
-        pending = [task for task in {*tasks, *asyncio.all_tasks(loop)} if not task.done()]
-        for task in pending:
-            task.cancel()
-        if pending:
-            with contextlib.suppress(BaseException):
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-        closers = _closers.pop(loop, [])
-        if closers:
-            loop.run_until_complete(_close_all(closers))
-        if reuse and not loop.is_closed() and not asyncio.all_tasks(loop):
-            with _idle_lock:
-                keep = len(_idle) < _IDLE_LOOPS
-                if keep:
-                    _idle.append(loop)
-        if not keep:
-            loop.run_until_complete(loop.shutdown_asyncgens())
-    finally:
-        if not keep:
-            loop.close()
-
-
-def _close_idle_loops() -> None:
-    with _idle_lock:
-        loops, _idle[:] = list(_idle), []
-    for loop in loops:
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
-
-
-def _forget_idle_loops() -> None:
-    _idle.clear()  # a forked child must not share its parent's selectors
-
-
-atexit.register(_close_idle_loops)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_idle_loops)
-
-
-async def _close_all(closers: list[Callable[[], Awaitable[None]]]) -> None:
-    for closer in closers:
-        with contextlib.suppress(Exception):  # one failing close must not keep others open
-            await closer()
 
 
 async def run_in_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """`function(*args, **kwargs)` on a wink worker thread, with the caller's context.
 
-    Unlike `asyncio.to_thread`, the pool is not the loop's default executor, so closing
-    a private loop never waits for a thread the caller stopped waiting for (a sync tool
-    that outlived the deadline finishes in the background).
+    Unlike `asyncio.to_thread`, the pool is not the loop's default executor, so a
+    thread the caller stopped waiting for (a sync tool that outlived the deadline, and
+    finishes in the background) delays nothing else, not even host-name lookups.
     """
     loop = asyncio.get_running_loop()
     call = functools.partial(contextvars.copy_context().run, function, *args, **kwargs)
@@ -222,58 +320,3 @@ def _worker_pool() -> concurrent.futures.ThreadPoolExecutor:
                 max_workers=_MAX_WORKERS, thread_name_prefix="wink-worker"
             )
         return _pool
-
-
-class SteppedLoop:
-    """A private event loop that sync code runs in steps: `adapter.stream()`.
-
-    The caller's thread runs the loop only while it waits for something (`run_until`),
-    so nothing runs behind its back between two steps; `close()` cancels what is left,
-    closes the clients made on the loop and the loop. Called from a thread whose loop is
-    running (Jupyter), the steps run on one worker thread of its own.
-    """
-
-    __slots__ = ("_closed", "_loop", "_worker")
-
-    def __init__(self) -> None:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            self._worker: concurrent.futures.ThreadPoolExecutor | None = None
-        else:
-            self._worker = concurrent.futures.ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix="wink-stream"
-            )
-        self._loop = _take_loop()
-        self._closed = False
-
-    def start(self, coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
-        """A task for `coroutine` on this loop, run by the following steps."""
-        return self._loop.create_task(coroutine)
-
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop:
-        """The loop the steps run (its futures are what `run_until` waits for)."""
-        return self._loop
-
-    def run_until(self, awaitable: Awaitable[T]) -> T:
-        """Run the loop until `awaitable` is done; its result (or exception)."""
-        if self._worker is None:
-            return self._loop.run_until_complete(awaitable)
-        context = contextvars.copy_context()
-        return self._worker.submit(context.run, self._loop.run_until_complete, awaitable).result()
-
-    def close(self) -> None:
-        """Cancel the tasks left, close the clients made on the loop and the loop
-        (idempotent)."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            if self._worker is None:
-                _shut_down(self._loop, reuse=True)
-            else:
-                self._worker.submit(_shut_down, self._loop, reuse=True).result()
-        finally:
-            if self._worker is not None:
-                self._worker.shutdown(wait=True)

@@ -6,8 +6,9 @@ its own request fields (or refuses it, at construction).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, cast, get_args
 
 from .errors import ConfigurationError, InvalidArgumentError
@@ -19,6 +20,7 @@ __all__ = [
     "Effort",
     "ModelSettings",
     "Thinking",
+    "ToolChoice",
 ]
 
 PORTABLE_HINT = "(give both to stay portable)"
@@ -92,6 +94,13 @@ class Thinking:
         )
 
 
+ToolChoice = Literal["auto", "required", "none"] | str
+"""Whether the model must, may or must not call a tool: "auto" (it decides), "required"
+(at least one call), "none" (no call), or one tool's name (that tool)."""
+_CHOICES = ("auto", "required", "none")
+_TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")  # as `Tool` checks a name
+
+
 SETTING_NAMES = (
     "temperature",
     "max_tokens",
@@ -101,6 +110,8 @@ SETTING_NAMES = (
     "thinking",
     "prompt_cache_key",
     "prompt_cache_retention",
+    "tool_choice",
+    "parallel_tool_calls",
 )
 """The `ModelSettings` fields a caller may also pass one by one (`extra` aside)."""
 _SETTING_NAMES = frozenset(SETTING_NAMES)
@@ -118,6 +129,10 @@ class ModelSettings:
     `prompt_cache_key` and `prompt_cache_retention` ("in_memory" or "24h") are OpenAI's
     prompt-cache options (docs/caching.md): the key routes requests that share a long
     prefix to the same cache; the other providers warn that they cannot honour them.
+
+    `tool_choice` and `parallel_tool_calls` say whether and how the model calls tools,
+    mapped to each provider's own fields (docs/tools.md#tool-choice). "required" or a
+    tool's name holds for an evaluation's first round only, so the loop still ends.
     """
 
     temperature: float | None = None
@@ -129,9 +144,25 @@ class ModelSettings:
     thinking: Thinking | None = None
     prompt_cache_key: str | None = None
     prompt_cache_retention: CacheRetention | None = None
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "thinking", Thinking.of(self.thinking))
+        choice = cast(object, self.tool_choice)
+        if choice is not None and not (
+            isinstance(choice, str) and (choice in _CHOICES or _TOOL_NAME.fullmatch(choice))
+        ):
+            raise ConfigurationError(
+                f'tool_choice must be "auto", "required", "none" or a tool\'s name, got {choice!r}',
+                option="tool_choice",
+            )
+        parallel = cast(object, self.parallel_tool_calls)
+        if parallel is not None and not isinstance(parallel, bool):
+            raise ConfigurationError(
+                f"parallel_tool_calls must be True, False or None, got {parallel!r}",
+                option="parallel_tool_calls",
+            )
         _check_type("prompt_cache_key", self.prompt_cache_key, (str,), "a string")
         if self.prompt_cache_key is not None and not self.prompt_cache_key.strip():
             raise ConfigurationError(
@@ -161,6 +192,25 @@ class ModelSettings:
             object.__setattr__(self, "stop", tuple(cast(list[str], stop)))
         if not isinstance(cast(object, self.extra), Mapping):
             raise ConfigurationError(f"extra_body must be a mapping, got {self.extra!r}")
+
+    def merged(self, call: ModelSettings | None) -> ModelSettings:
+        """These settings with a call's over them: each setting the call sets wins, and
+        `extra` is merged key by key (the call's keys win)."""
+        if call is None:
+            return self
+        if not isinstance(cast(object, call), ModelSettings):
+            raise InvalidArgumentError(
+                f"settings must be a ModelSettings or None, got {type(call).__name__}",
+                argument="settings",
+            )
+        changes: dict[str, Any] = {
+            f.name: value
+            for f in fields(call)
+            if f.name != "extra" and (value := getattr(call, f.name)) is not None
+        }
+        if call.extra:
+            changes["extra"] = {**self.extra, **call.extra}
+        return replace(self, **changes) if changes else self
 
     def set_fields(self) -> frozenset[str]:
         """The names of the settings that are set (`extra` aside)."""

@@ -22,7 +22,7 @@ import dataclasses
 import functools
 import re
 import textwrap
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from string import Template
 from typing import TYPE_CHECKING, Any, Generic, cast
@@ -40,6 +40,7 @@ from ..foundation.errors import (
 )
 from ..foundation.messages import OutputSpec
 from ..foundation.results import ToolResult
+from .functions import as_tool
 from .resources import ResourceBinding, ResourceFactory, ResourceRegistry
 from .sources import ToolSource
 from .tools import Tool, ToolContext, inline_schema_refs, is_model_type
@@ -146,7 +147,12 @@ def _check_sections(sections: Sequence[object], parent: SectionPath) -> None:
 
 @dataclass(frozen=True)
 class MarkdownSection:
-    """One titled part of a prompt: a template, the tools it offers, optional children.
+    """One part of a prompt: a template, the tools it offers, optional children.
+
+    Its `title` is its heading; a section without one has none (its text alone).
+    `literal=True` takes `template` as written, never as a template (`$` and braces
+    are text: what a user typed), and sends it exactly, unstripped. `tools` are `Tool`s
+    or plain functions (`wink.tool`, docs/tools.md).
 
     `template` (and `summary`) use `string.Template` placeholders: `${name}`, with `$$`
     for a literal dollar. Values come from `params` (a dataclass type) when given —
@@ -163,15 +169,16 @@ class MarkdownSection:
     """
 
     key: str
-    title: str
-    template: str
-    tools: Sequence[Tool[Any, Any]] = ()
+    title: str | None = None
+    template: str = ""
+    tools: Sequence[Tool[Any, Any] | Callable[..., Any]] = ()
     summary: str | None = None
     children: Sequence[MarkdownSection] = ()
     params: type[Any] | None = None
     attachments: Sequence[Attachment] = ()
     cache: bool = False
     mcp_servers: Sequence[ToolSource] = ()
+    literal: bool = False
     placeholders: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -182,25 +189,33 @@ class MarkdownSection:
                 "starting with a letter or digit",
                 section_path=own_path,
             )
-        _text(self.title, "title", own_path)
-        if not self.title.strip() or "\n" in self.title:
-            raise PromptValidationError(
-                "section title must be one non-empty line", section_path=own_path
-            )
+        if self.title is not None:
+            _text(self.title, "title", own_path)
+            if not self.title.strip() or "\n" in self.title:
+                raise PromptValidationError(
+                    "section title must be one non-empty line (or None: no heading)",
+                    section_path=own_path,
+                )
         _text(self.template, "template", own_path)
         if self.summary is not None:
             _text(self.summary, "summary", own_path)
-        object.__setattr__(self, "tools", _listed(self.tools, "tools", "Tool", own_path))
+        if not isinstance(cast(object, self.literal), bool):
+            raise PromptValidationError(
+                f"section literal must be True or False, got {kind_of(self.literal)}",
+                section_path=own_path,
+            )
+        listed = _listed(self.tools, "tools", "Tool", own_path)
+        for tool in listed:
+            if not _is(tool, Tool) and not callable(tool):
+                raise PromptValidationError(
+                    f"section tools must be Tool instances or functions, got {kind_of(tool)}",
+                    section_path=own_path,
+                )
+        object.__setattr__(self, "tools", tuple(as_tool(tool) for tool in listed))
         object.__setattr__(
             self, "children", _listed(self.children, "children", "MarkdownSection", own_path)
         )
         self._check_parts(own_path)
-        for tool in self.tools:
-            if not _is(tool, Tool):
-                raise PromptValidationError(
-                    f"section tools must be Tool instances, got {kind_of(tool)}",
-                    section_path=own_path,
-                )
         servers = _listed(self.mcp_servers, "mcp_servers", "MCP servers", own_path)
         for server in servers:
             if not _is(server, ToolSource):
@@ -211,12 +226,17 @@ class MarkdownSection:
                 )
         object.__setattr__(self, "mcp_servers", servers)
         _check_sections(self.children, own_path)
-        names = _placeholders(own_path, self.template, "template")
+        names = () if self.literal else _placeholders(own_path, self.template, "template")
         if self.summary is not None:
             names += _placeholders(own_path, self.summary, "summary")
         names = tuple(dict.fromkeys(names))
         self._check_params(own_path, names)
         object.__setattr__(self, "placeholders", names)
+
+    @property
+    def offered_tools(self) -> tuple[Tool[Any, Any], ...]:
+        """`tools`, each a `Tool` (functions were made into theirs when built)."""
+        return cast(tuple[Tool[Any, Any], ...], self.tools)
 
     def _check_parts(self, own_path: SectionPath) -> None:
         try:
@@ -422,7 +442,7 @@ class Prompt(Generic[OutputT]):
     def _check_tools(self) -> None:
         owners: dict[str, SectionPath] = {}
         for path, section in _walk(self.sections):
-            for tool in section.tools:
+            for tool in section.offered_tools:
                 if tool.name == OPEN_SECTIONS_TOOL:
                     raise PromptValidationError(
                         f"the tool name {OPEN_SECTIONS_TOOL!r} is reserved for wink",
@@ -464,6 +484,32 @@ class Prompt(Generic[OutputT]):
             )
         schema = inline_schema_refs(_type_adapter(kind).json_schema())
         return OutputSpec(name=kind.__name__, schema=schema)
+
+    @classmethod
+    def from_text(
+        cls,
+        text: str,
+        *,
+        instructions: str | None = None,
+        tools: Sequence[Tool[Any, Any] | Callable[..., Any]] = (),
+        output_type: type[OutputT] | None = None,
+        name: str = "prompt",
+    ) -> Prompt[OutputT]:
+        """The prompt of `evaluate("...")`: `text` as one user turn, exactly as given (no
+        heading, no template: `$` and braces are text), `instructions` as written, and
+        `tools` (`Tool`s or functions) and `output_type` as a `Prompt` takes them."""
+        if not _is(text, str):
+            raise InvalidArgumentError(
+                f"a prompt is a string or a wink Prompt, got {kind_of(text)}", argument="prompt"
+            )
+        if instructions is not None and not _is(instructions, str):
+            raise InvalidArgumentError(
+                f"instructions must be a string or None, got {kind_of(instructions)}",
+                argument="instructions",
+            )
+        escaped = instructions.replace("$", "$$") if instructions is not None else None
+        section = MarkdownSection(key="prompt", template=text, tools=tools, literal=True)
+        return cls(name, [section], output_type, instructions=escaped)
 
     def bind(
         self,
@@ -576,10 +622,17 @@ def _render_section(state: _Render, section: MarkdownSection, path: SectionPath)
     depth = min(len(path) + 1, _MAX_HEADING_DEPTH)
     values = state.values[path]
     summarized = section.summary is not None and state.visibility.get(path) != "full"
-    body = section.summary if summarized and section.summary is not None else section.template
-    text = Template(textwrap.dedent(body).strip()).substitute(values)
-    heading = f"{'#' * depth} {section.title}"
-    state.items.append(f"{heading}\n\n{text}" if text else heading)
+    if section.literal and not summarized:
+        text = section.template
+    else:
+        body = section.summary if summarized and section.summary is not None else section.template
+        text = Template(textwrap.dedent(body).strip()).substitute(values)
+    if section.title is None:
+        if text:
+            state.items.append(text)
+    else:
+        heading = f"{'#' * depth} {section.title}"
+        state.items.append(f"{heading}\n\n{text}" if text else heading)
     state.rendered.append(path)
     if summarized:
         state.summarized.append(path)
@@ -588,7 +641,7 @@ def _render_section(state: _Render, section: MarkdownSection, path: SectionPath)
             f'section_keys=["{_dotted(path)}"] to read it in full._'
         )
     else:
-        state.tools.extend(section.tools)
+        state.tools.extend(section.offered_tools)
         for server in section.mcp_servers:
             state.sources.setdefault(id(server), server)
         state.items.extend(section.attachments)

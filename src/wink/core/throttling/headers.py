@@ -23,6 +23,7 @@ __all__ = [
     "RateLimitHeaders",
     "ThrottleDetails",
     "ThrottleKind",
+    "allowance_spent",
     "parse_duration",
     "rate_limit_info_from_headers",
     "retry_after_from_headers",
@@ -56,14 +57,15 @@ class RateLimitHeaders:
     `requests`: (limit, remaining, reset) of the request allowance, read on every answer
     to pace requests. `resets`: (remaining, reset) of each allowance, read on a throttled
     answer that says no `retry-after`. A reset is a duration ("1.5s", "6m0s") or an
-    RFC 3339 time. `request_names` and `retry_names` are derived: the names each reading
-    looks for, so that it takes one pass over the headers.
+    RFC 3339 time. `request_names`, `retry_names` and `remaining_names` are derived: the
+    names each reading looks for, so that it takes one pass over the headers.
     """
 
     requests: tuple[str, str, str] | None = None
     resets: tuple[tuple[str, str], ...] = ()
     request_names: frozenset[str] = field(init=False, repr=False, compare=False)
     retry_names: frozenset[str] = field(init=False, repr=False, compare=False)
+    remaining_names: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in (*(self.requests or ()), *(n for pair in self.resets for n in pair)):
@@ -72,6 +74,8 @@ class RateLimitHeaders:
         resets = (name for pair in self.resets for name in pair)
         object.__setattr__(self, "request_names", frozenset(self.requests or ()))
         object.__setattr__(self, "retry_names", frozenset((*_RETRY_AFTER_NAMES, *resets)))
+        remaining = (*(self.requests or ())[1:2], *(pair[0] for pair in self.resets))
+        object.__setattr__(self, "remaining_names", frozenset(remaining))
 
 
 NO_RATE_LIMIT_HEADERS = RateLimitHeaders()
@@ -136,6 +140,17 @@ def retry_after_from_headers(
     if exhausted:
         return max(exhausted)
     return max(resets) if resets else None
+
+
+def allowance_spent(headers: Mapping[str, str], known: RateLimitHeaders) -> bool:
+    """Whether an answer's headers report one of the provider's allowances at 0 remaining
+    (`known`'s remaining headers): the provider's own word that a limit was reached, which
+    a 429 with no such header does not give."""
+    found = _pick(headers, known.remaining_names)
+    return any(
+        remaining is not None and remaining <= 0
+        for remaining in (_integer(value) for value in found.values())
+    )
 
 
 def rate_limit_info_from_headers(

@@ -27,15 +27,23 @@ class Pacer(Protocol):
     `permit = await pacer.acquire(deadline)` before sending (None: the wait would
     outlast the deadline, do not send); then `on_response(permit, info)` when the
     provider answered (its rate-limit headers, None when it sent none; for a stream, at
-    the response head), or `on_throttle(permit, retry_after)` after a rate-limit 429.
-    The permit carries what the answer is judged against; no task-local state.
+    the response head), or `on_throttle(permit, retry_after, limit_reached=...)` after a
+    rate-limit 429 (`limit_reached`: the answer says a limit was hit, see
+    `ThrottleDetails`). The permit carries what the answer is judged against; no
+    task-local state.
     """
 
     async def acquire(self, deadline: HasRemaining | None = None) -> Permit | None: ...
 
     async def on_response(self, permit: Permit, info: RateLimitInfo | None) -> None: ...
 
-    async def on_throttle(self, permit: Permit, retry_after: float | timedelta | None) -> None: ...
+    async def on_throttle(
+        self,
+        permit: Permit,
+        retry_after: float | timedelta | None,
+        *,
+        limit_reached: bool = False,
+    ) -> None: ...
 
 
 class Limiter(ABC):

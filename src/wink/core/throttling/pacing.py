@@ -27,6 +27,7 @@ __all__ = ["PaceLearner", "Permit", "RequestPacer", "as_seconds"]
 # The tuning, each constant once.
 RECENT = 8  # answers: the learner's memory (its averages move 1/RECENT per answer)
 FREQUENT = 0.2  # 429s at least this share of recent answers: the pace may be too fast
+BURST = 0.3  # 429s this share of recent answers (three in about four): a limit, confirmed
 PROBE = 0.002  # a paced success without rate headers shortens the interval by this share
 BACKOFF = 1.1  # a 429 of a rate limit lengthens the interval by this factor, once a round
 UNKNOWN_WAIT = 0.5  # seconds to hold everyone after a 429 that did not say how long...
@@ -63,7 +64,13 @@ class Permit:
 class PaceLearner:
     """What each answer means for the pace. Pure: no clock, no lock, no I/O.
 
-    * **Every 429 holds** everyone for its `retry-after` (`UNKNOWN_WAIT` if unsaid).
+    * **A 429 holds everyone only when a limit is confirmed**, for its `retry-after`
+      (`UNKNOWN_WAIT` if unsaid): the answer says so (`limit_reached`: a rate-limit
+      header at 0 remaining, an error body naming the limit), the pace is already set
+      by a limit (pacing), or 429s come close together (at least `BURST` of the recent
+      answers). Any other 429 is a stray: it changes nothing for the other requests
+      (its own request waits its `retry-after` in the retry policy), and is remembered,
+      so the next ones may confirm it.
     * **Only a rate limit's 429s slow the pace.** A rate limit's `retry-after` points at
       its next refill, which cannot be further away than the time between the successes
       it has been granting: a longer one is a stray, and only holds. Pacing starts when
@@ -100,9 +107,16 @@ class PaceLearner:
         )
 
     def throttled(
-        self, permit: Permit, retry_after: float | None, now: float, interval: float
+        self,
+        permit: Permit,
+        retry_after: float | None,
+        now: float,
+        interval: float,
+        *,
+        limit_reached: bool = False,
     ) -> PaceChange:
-        """A 429 for `permit`'s request, the pace being `interval`: the change."""
+        """A 429 for `permit`'s request, the pace being `interval`: the change.
+        `limit_reached`: the answer itself says a limit was hit (`ThrottleDetails`)."""
         self.throttled_share += (1.0 - self.throttled_share) / RECENT
         self.longest_wait -= self.longest_wait / RECENT
         frequent = self.throttled_share >= FREQUENT
@@ -111,6 +125,8 @@ class PaceLearner:
         else:
             wait, of_a_limit, refill = retry_after, retry_after <= self.success_gap, retry_after
         self.longest_wait = max(self.longest_wait, min(refill, SPACING_CAP))
+        if not (limit_reached or interval > 0.0 or self.throttled_share >= BURST):
+            return PaceChange()  # a stray: only its own request waits
         hold = PaceChange(hold=wait, urgent=True)
         if not of_a_limit:
             return hold  # a stray: hold, and nothing more
@@ -184,8 +200,8 @@ class RequestPacer:
     Around each request: `permit = await acquire(deadline)` (None: the wait would
     outlast the deadline, do not send), then `on_response(permit, info)` when the
     provider answered (at the response head for a stream) or `on_throttle(permit,
-    retry_after)` after a rate-limit 429. The learner (`PaceLearner`) turns each answer
-    into a change of the pace; the store books the slots.
+    retry_after, limit_reached=...)` after a rate-limit 429. The learner (`PaceLearner`)
+    turns each answer into a change of the pace; the store books the slots.
 
     A cold pacer (nothing answered yet) lets `initial_window` requests out, and one more
     in flight per success (`ColdStart`), so a fresh process does not fire its whole
@@ -273,16 +289,27 @@ class RequestPacer:
         if not change.empty:
             self._seen(await self._store.apply(change))
 
-    async def on_throttle(self, permit: Permit, retry_after: float | timedelta | None) -> None:
-        """The request of `permit` was throttled (a rate-limit 429): hold everyone for
-        `retry_after`, and slow the pace if 429s are frequent."""
+    async def on_throttle(
+        self,
+        permit: Permit,
+        retry_after: float | timedelta | None,
+        *,
+        limit_reached: bool = False,
+    ) -> None:
+        """The request of `permit` was throttled (a rate-limit 429). When a limit is
+        confirmed (`limit_reached`: the answer says so; or the pace, or the 429s before
+        it, do), hold everyone for `retry_after`, and slow the pace if 429s are frequent;
+        a stray changes nothing for the others (see `PaceLearner`)."""
         with self._lock:
             now = self._clock()
             if permit.ticket is not None:
                 self._cold.answered(permit.ticket, permit.at, now, success=False)
-            change = self._learner.throttled(permit, as_seconds(retry_after), now, self._interval)
+            change = self._learner.throttled(
+                permit, as_seconds(retry_after), now, self._interval, limit_reached=limit_reached
+            )
             self._cold_over(change)
-        self._seen(await self._store.apply(change))
+        if not change.empty:
+            self._seen(await self._store.apply(change))
 
     # ---- internals
 

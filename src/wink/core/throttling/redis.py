@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..foundation.checks import kind_of
 from ..foundation.errors import ConfigurationError
-from ..foundation.runtime import on_loop_exit, owns_loop
+from ..foundation.runtime import on_loop_exit
 from .limiter import Limiter, check_key
 from .pace_store import MemoryStore, PaceChange, PaceState
 from .pacing import RequestPacer
@@ -297,8 +297,7 @@ class RedisLimiter(Limiter):
             entry = (client, script, asyncio.Semaphore(_CONCURRENT_CALLS))
             with self._lock:
                 self._clients[loop] = entry
-            if owns_loop(loop):  # a sync call's private loop: the client closes with it
-                on_loop_exit(loop, self._drop_client)
+            on_loop_exit(loop, self._drop_client)  # the portal's: closed at exit
         return entry[1], entry[2]
 
     async def _drop_client(self) -> None:

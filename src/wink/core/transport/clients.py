@@ -1,10 +1,11 @@
 """How an adapter obtains its SDK clients, and how they are closed.
 
-One sync client per adapter (sync SDK clients are thread-safe and bound to no loop), one
-async client per event loop (an async client's connections belong to the loop that
-opened them). An async client made on a private loop of the sync entry points (an async
-tool evaluating another prompt inside `evaluate()`) is closed with that loop. A client
-the caller passed in is the caller's: used, never closed.
+One async client per event loop (an async client's connections belong to the loop that
+opened them): the portal's (`wink.core.foundation.runtime`), which serves every sync call
+of the process, and one for each loop of yours that ran `evaluate_async()` or
+`stream_async()`. The portal's is closed by `adapter.close()` or at exit; yours by
+`await adapter.aclose()` on that loop. A client the caller passed in is the caller's:
+used, never closed; a sync one is called on a worker thread.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..foundation.errors import ConfigurationError
-from ..foundation.runtime import on_loop_exit, owns_loop
+from ..foundation.runtime import Portal, on_loop_exit, portal, running_portal
 
 __all__ = ["ClientPool", "close_client"]
 
 
 class ClientPool:
-    """Clients for one adapter: `make(sync)` builds one."""
+    """Clients for one adapter: `make(sync)` builds one (wink makes async clients only)."""
 
     def __init__(
         self,
@@ -39,15 +40,15 @@ class ClientPool:
         self._given_is_async = given_is_async
         self._describe = describe
         self._lock = threading.Lock()
-        self._sync: Any = None
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
+        self._dropped: weakref.finalize[Any, Any] | None = None  # the portal client's
 
     def get(self, *, blocking: bool) -> tuple[Any, bool]:
-        """(the client for a request, whether it is a sync client). `blocking`: the
-        request runs on a private loop of a sync entry point, which a sync client may
-        block; otherwise the running loop's async client is used."""
+        """(the client for a request on the running loop, whether it is a sync client,
+        which the transport calls on a worker thread). `blocking`: the request comes
+        from a sync entry point (it runs on the portal, not on the caller's loop)."""
         if self._given is not None:
             if not self._given_is_async:
                 return self._given, True
@@ -61,70 +62,83 @@ class ClientPool:
                     option="client",
                 )
             return self._given, False
-        if blocking:
-            return self._sync_client(), True
-        return self._async_client(), False
+        return self._async_client(asyncio.get_running_loop()), False
 
     def prepare(self, *, sync: bool) -> None:
-        """Make the client a `with` (`sync`) or an `async with` block on the running loop
-        will use, so that its first request does not pay for it (the SDK's HTTP stack and
-        TLS context take tens of milliseconds to build). A client that cannot be made is
-        left to the first request, which reports why with its phase."""
+        """Make the client a `with` (`sync`: the portal's) or an `async with` block (the
+        running loop's) will use, so that its first request does not pay for it (the
+        SDK's HTTP stack and TLS context take tens of milliseconds to build). A client
+        that cannot be made is left to the first request, which reports why."""
         if self._given is not None:
             return
+        loop = portal().loop if sync else asyncio.get_running_loop()
         with contextlib.suppress(Exception):  # the first request tries again, and raises
-            if sync:
-                self._sync_client()
-            else:
-                self._async_client()
+            self._async_client(loop)
 
-    def _sync_client(self) -> Any:
+    def _async_client(self, loop: asyncio.AbstractEventLoop) -> Any:
         with self._lock:
-            if self._sync is None:
-                self._sync = self._make(True)
-            return self._sync
-
-    def _async_client(self) -> Any:
-        loop = asyncio.get_running_loop()
-        client = self._async.get(loop)
-        if client is None:
-            client = self._make(False)
-            self._async[loop] = client
-            if owns_loop(loop):  # a private loop: close the client with it
-
-                async def close() -> None:
-                    self._async.pop(loop, None)
-                    await close_client(client)
-
-                on_loop_exit(loop, close)
+            client = self._async.get(loop)
+            if client is None:
+                client = self._make(False)
+                self._async[loop] = client
+                current = running_portal()
+                if current is not None and current.loop is loop:
+                    on_loop_exit(loop, self._close_running)  # closed at exit
+                    # an adapter dropped unclosed: its client is closed on the portal
+                    self._dropped = weakref.finalize(self, _close_dropped, current, client)
         return client
 
-    async def aclose(self) -> None:
-        """Close the async client of the running loop and the sync client."""
-        loop = asyncio.get_running_loop()
-        client = self._async.pop(loop, None)
+    async def _close_running(self) -> None:
+        """Close the running loop's client."""
+        with self._lock:
+            client = self._async.pop(asyncio.get_running_loop(), None)
+            current = running_portal()
+            if current is not None and current.is_current and self._dropped is not None:
+                self._dropped.detach()
+                self._dropped = None
         if client is not None:
             await close_client(client)
-        self.close_sync()
+
+    async def aclose(self) -> None:
+        """Close the async client of the running loop and the portal's."""
+        await self._close_running()
+        current = running_portal()
+        elsewhere = current is not None and current.loop is not asyncio.get_running_loop()
+        if current is not None and elsewhere and self.held(sync=True) is not None:
+            await asyncio.wrap_future(current.submit(self._close_running()))
 
     def close_sync(self) -> None:
-        with self._lock:
-            client, self._sync = self._sync, None
-        if client is not None:
-            closer = getattr(client, "close", None)
-            if callable(closer):
-                closer()
+        """Close the portal's client (the one the sync entry points use), if it was made."""
+        current = running_portal()
+        if current is None or self.held(sync=True) is None:
+            return
+        if current.is_current:  # called on the portal itself: close it there, soon
+            current.loop.create_task(self._close_running())
+            return
+        with contextlib.suppress(RuntimeError):  # the portal closed at exit: so did it
+            current.call(self._close_running())
 
     def held(self, *, sync: bool) -> Any:
-        """The client this pool holds for `sync` (the running loop's when async), or None."""
+        """The client this pool holds for `sync` (the portal's; else the running loop's),
+        or None."""
         if sync:
-            return self._sync
+            current = running_portal()
+            return None if current is None else self._async.get(current.loop)
         return self._async.get(asyncio.get_running_loop())
 
     @property
     def open_clients(self) -> int:
         """How many clients this pool holds open (for tests and diagnostics)."""
-        return (self._sync is not None) + len(self._async)
+        return len(self._async)
+
+
+def _close_dropped(portal: Portal, client: Any) -> None:
+    portal.spawn(_closing(client))
+
+
+async def _closing(client: Any) -> None:
+    with contextlib.suppress(Exception):
+        await close_client(client)
 
 
 async def close_client(client: Any) -> None:

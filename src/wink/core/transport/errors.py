@@ -32,9 +32,15 @@ from ..foundation.errors import (
     ThrottleKind,
     WinkError,
 )
-from ..throttling.headers import NO_RATE_LIMIT_HEADERS, RateLimitHeaders, retry_after_from_headers
+from ..throttling.headers import (
+    NO_RATE_LIMIT_HEADERS,
+    RateLimitHeaders,
+    allowance_spent,
+    retry_after_from_headers,
+)
 
 __all__ = [
+    "REDACTED",
     "MalformedResponse",
     "SdkErrors",
     "StatusFacts",
@@ -57,7 +63,8 @@ _SECRET_KEYS = frozenset(
 _SECRET_PATTERN = re.compile(
     r"(sk-[A-Za-z0-9_\-*]{6,}|AIza[0-9A-Za-z_\-]{10,}|Bearer\s+[A-Za-z0-9._\-*]+)"
 )
-_REDACTED = "[redacted]"
+REDACTED = "[redacted]"
+"""What wink shows in place of a secret (a key, an auth header), wherever it shows text."""
 _OVERLOADED_STATUSES = frozenset({500, 502, 503, 504, 529})
 _TIMEOUT_STATUSES = frozenset({408})
 _PAYMENT_REQUIRED = 402  # Anthropic's billing_error: out of credit, as a quota
@@ -91,17 +98,17 @@ def redact_secrets(value: Any, secrets: Iterable[str | None] = ()) -> Any:
             return _TOO_DEEP
         if isinstance(node, Mapping):
             return {
-                key: (_REDACTED if str(key).lower() in _SECRET_KEYS else clean(item, depth + 1))
+                key: (REDACTED if str(key).lower() in _SECRET_KEYS else clean(item, depth + 1))
                 for key, item in cast(Mapping[Any, Any], node).items()
             }
         if isinstance(node, list | tuple):
             return [clean(item, depth + 1) for item in cast(Iterable[Any], node)]
         if isinstance(node, str):
             for secret in known:
-                node = node.replace(secret, _REDACTED)
+                node = node.replace(secret, REDACTED)
             for pattern in short:
-                node = pattern.sub(_REDACTED, node)
-            return _SECRET_PATTERN.sub(_REDACTED, node)
+                node = pattern.sub(REDACTED, node)
+            return _SECRET_PATTERN.sub(REDACTED, node)
         return node
 
     return clean(value, 0)
@@ -212,7 +219,9 @@ def error_from_facts(
     `PermissionDeniedError`, 404 `NotFoundError` (naming `model`), any other 4xx
     `BadRequestError`. The message, like the payload, is cleaned of `secrets` (providers
     echo a rejected key). Without a `retry_after` of its own, the wait is read from the
-    headers: `retry-after`, then the provider's `rate_limit_headers`.
+    headers: `retry-after`, then the provider's `rate_limit_headers`. A rate limit's
+    `limit_reached` is the provider's own word that a limit was hit: its body names one
+    (`facts.limit_named`), or one of its `rate_limit_headers` says 0 remaining.
     """
     secrets = tuple(secrets)
     status = facts.status
@@ -223,12 +232,14 @@ def error_from_facts(
         retry_after = facts.retry_after
         if retry_after is None and facts.headers is not None:
             retry_after = retry_after_from_headers(facts.headers, rate_limit_headers)
+        spent = facts.headers is not None and allowance_spent(facts.headers, rate_limit_headers)
         details = ThrottleDetails(
             kind=kind,
             retry_after=_provider_wait(retry_after),
             attempts=1,
             retry_safe=kind != "quota_exhausted",
             status_code=status,
+            limit_reached=kind == "rate_limit" and (facts.limit_named or spent),
         )
         return ThrottleError(
             message, prompt_name=prompt_name, details=details, provider_payload=payload
@@ -435,7 +446,9 @@ class StatusFacts:
     status does not. `quota_exhausted`: out of credit, whatever the status;
     `context_window_exceeded`: the input does not fit the model's window;
     `content_filtered`: a content filter refused the request; `authentication_failed`:
-    the key was refused (Gemini says it with a 400)."""
+    the key was refused (Gemini says it with a 400); `limit_named`: the body names the
+    limit of the account that was hit (a 429 without it may be a stray: a provider short
+    of capacity, a gateway in front of it)."""
 
     status: int
     message: str
@@ -446,6 +459,7 @@ class StatusFacts:
     context_window_exceeded: bool = False
     content_filtered: bool = False
     authentication_failed: bool = False
+    limit_named: bool = False
 
 
 @dataclass(frozen=True, slots=True)

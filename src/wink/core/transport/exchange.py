@@ -18,11 +18,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ..foundation.carriage import ContentRules, check_content
-from ..foundation.errors import ConfigurationError, PromptEvaluationError
+from ..foundation.errors import ConfigurationError, PromptEvaluationError, WinkError
 from ..foundation.events import EventSink
 from ..foundation.messages import ModelRequest, ModelResponse
 from ..foundation.pricing import Pricer
 from ..throttling.headers import RateLimitHeaders, rate_limit_info_from_headers
+from . import wire_log
 from .decoding import StreamFormat, events_of
 from .errors import response_shape_error
 from .http import EncodedRequest, Transport, WireRequest
@@ -79,9 +80,28 @@ class Exchange:
 
     async def request(self, request: ModelRequest, transport: Transport) -> ModelResponse:
         wire = self._wire(request)
-        with _client_refused(request), self._map_errors(request):
-            content, headers = await transport.post(wire, self._time_limit(request))
+        if not wire_log.enabled():
+            with _client_refused(request), self._map_errors(request):
+                content, headers = await transport.post(wire, self._time_limit(request))
+            return self._parse_body(request, content, headers)
+        name, secrets = self.translator.name, self._secrets
+        wire_log.log_request(name, self._url(wire), wire.content, secrets)
+        try:
+            with _client_refused(request), self._map_errors(request):
+                content, headers = await transport.post(wire, self._time_limit(request))
+        except Exception as error:
+            wire_log.log_error(name, error, secrets)
+            raise
+        wire_log.log_response(name, 200, headers, content, secrets)
         return self._parse_body(request, content, headers)
+
+    def _url(self, wire: EncodedRequest) -> str:
+        """Where `wire` goes: its URL, or its path under the client's base URL."""
+        if "://" in wire.path:
+            return wire.path
+        connection = getattr(self.translator, "connection", None)
+        base = getattr(connection, "base_url", None)
+        return f"{str(base).rstrip('/')}{wire.path}" if base else wire.path
 
     def encode(self, request: ModelRequest) -> EncodedRequest:
         """The request as `request` sends it, byte for byte, without sending it (a batch
@@ -121,14 +141,26 @@ class Exchange:
         wire = self._wire(request, streamed)
         decoder = streamed.decoder(prompt, secrets, translator.parse_response)
         reader = BodyReader(decoder, prompt, secrets, self._pricer)
-        with _client_refused(request), self._map_errors(request):
-            body = await transport.open_stream(wire, self._time_limit(request))
+        logged = wire_log.enabled()
+        if logged:
+            wire_log.log_request(translator.name, self._url(wire), wire.content, secrets)
+        try:
+            with _client_refused(request), self._map_errors(request):
+                body = await transport.open_stream(wire, self._time_limit(request))
+        except Exception as error:
+            if logged:
+                wire_log.log_error(translator.name, error, secrets)
+            raise
         rate_limit = rate_limit_info_from_headers(body.headers, translator.rate_limit_headers)
+        pieces = body.pieces()
+        if logged:
+            wire_log.log_response(translator.name, 200, body.headers, None, secrets)
+            pieces = wire_log.logged_pieces(translator.name, pieces, secrets)
         try:
             if opened is not None:
                 await opened(rate_limit)
             with read_errors(prompt, secrets):
-                response = await read_stream(body.pieces(), reader, sink)
+                response = await read_stream(pieces, reader, sink)
         finally:  # a cancelled or failed read closes the connection here, at once
             await body.aclose()
         return response if rate_limit is None else replace(response, rate_limit=rate_limit)
@@ -148,6 +180,8 @@ class Exchange:
             content = json.dumps(
                 wire.body, ensure_ascii=False, allow_nan=False, separators=(",", ":")
             ).encode()
+        except WinkError:  # the translator's own refusal (a tool_choice naming no tool)
+            raise
         except (TypeError, ValueError) as error:
             raise PromptEvaluationError(
                 f"cannot build the {self.translator.name} request: {type(error).__name__}: {error}",

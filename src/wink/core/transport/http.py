@@ -1,24 +1,23 @@
 """The transport: how one encoded request reaches the provider and its answer comes back.
 
 The loop and the runner see one interface (`Transport`): `post` for a whole answer,
-`open_stream` for a body read piece by piece, both awaited. Two implementations carry
-it, chosen per evaluation by the entry point (docs/runtime.md):
+`open_stream` for a body read piece by piece, both awaited. Every evaluation, sync or
+async, runs on an event loop (yours, or the portal of the sync entry points: see
+`wink.core.foundation.runtime`), so one implementation carries wink's own clients:
 
-* `AsyncTransport`: the SDK's async client on the running loop (`evaluate_async`,
-  `stream_async`);
-* `SyncTransport`: the SDK's sync client, for the sync entry points, whose private loop
-  serves that one call and may block (`evaluate`, `stream`). Where the wait must stay
-  cancellable (a deadline) or the loop is someone else's (a sync client you passed to
-  `evaluate_async`), each blocking call runs on a worker thread instead (`offload`).
+* `AsyncTransport`: the SDK's async client of the running loop;
+* `SyncTransport`: only for a sync SDK client the caller passed in (`client=`), each of
+  whose blocking calls runs on a worker thread, so the loop is never blocked and the
+  deadline can always cut the wait.
 
 The HTTP calls themselves are the provider's (`HttpCalls`), so a provider whose SDK has no
-raw call can bring its own.
+raw call can bring its own; their sync half serves a caller's sync client.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -46,10 +45,12 @@ class WireRequest:
 
 @dataclass(frozen=True, slots=True)
 class EncodedRequest:
-    """A `WireRequest` with its body encoded as strict JSON, UTF-8, once."""
+    """A `WireRequest` with its body encoded as strict JSON, UTF-8, once; `headers`: what
+    the host's signer adds to this request (None: nothing)."""
 
     path: str
     content: bytes
+    headers: Mapping[str, str] | None = None
 
 
 class OpenStream(Protocol):
@@ -68,7 +69,7 @@ class Transport(Protocol):
 
     `call(fn)` runs `fn(client)`, one of the SDK's own documented calls (a batch's file
     upload, a retrieve), the way this transport runs its client: awaited for an async
-    client, in place or on a worker thread for a sync one.
+    client, on a worker thread for a sync one.
     """
 
     async def post(
@@ -81,7 +82,8 @@ class Transport(Protocol):
 
 
 class HttpCalls(Protocol):
-    """A provider's HTTP calls, with a sync and an async client.
+    """A provider's HTTP calls, with an async client (wink's own, or the caller's) and
+    with a sync one (a caller's only).
 
     `open_stream*` return the response with its body unread: an httpx2 `Response`
     (`headers`, `iter_bytes` / `aiter_bytes`, `close` / `aclose`); an error status raises
@@ -126,32 +128,26 @@ class AsyncTransport:
 
 
 class SyncTransport:
-    """A sync client: called in place on a private loop, or on a worker thread when
-    `offload` (the wait must be cancellable, or the loop is not wink's to block)."""
+    """A sync client the caller passed in: each blocking call on a worker thread, so the
+    loop runs on and the deadline can cut the wait."""
 
-    __slots__ = ("_calls", "_client", "_offload")
+    __slots__ = ("_calls", "_client")
 
-    def __init__(self, calls: HttpCalls, client: Any, *, offload: bool) -> None:
+    def __init__(self, calls: HttpCalls, client: Any) -> None:
         self._calls = calls
         self._client = client
-        self._offload = offload
 
     async def post(
         self, wire: EncodedRequest, time_limit: float
     ) -> tuple[bytes | str, Mapping[str, str]]:
-        return await self._call(self._calls.post, self._client, wire, time_limit)
+        return await run_in_thread(self._calls.post, self._client, wire, time_limit)
 
     async def open_stream(self, wire: EncodedRequest, time_limit: float) -> OpenStream:
-        response = await self._call(self._calls.open_stream, self._client, wire, time_limit)
-        return _SyncBody(response, self._call)
+        response = await run_in_thread(self._calls.open_stream, self._client, wire, time_limit)
+        return _SyncBody(response)
 
     async def call(self, fn: Callable[[Any], Any]) -> Any:
-        return await self._call(fn, self._client)
-
-    async def _call(self, function: Callable[..., Any], *args: Any) -> Any:
-        if self._offload:
-            return await run_in_thread(function, *args)
-        return function(*args)
+        return await run_in_thread(fn, self._client)
 
 
 class _AsyncBody:
@@ -172,11 +168,10 @@ class _AsyncBody:
 
 
 class _SyncBody:
-    __slots__ = ("_call", "_response")
+    __slots__ = ("_response",)
 
-    def __init__(self, response: Any, call: Callable[..., Awaitable[Any]]) -> None:
+    def __init__(self, response: Any) -> None:
         self._response = response
-        self._call = call
 
     @property
     def headers(self) -> Mapping[str, str]:
@@ -185,7 +180,7 @@ class _SyncBody:
     async def pieces(self) -> AsyncGenerator[bytes]:
         iterator: Iterator[bytes] = self._response.iter_bytes()
         while True:
-            piece: bytes | None = await self._call(next, iterator, None)
+            piece: bytes | None = await run_in_thread(next, iterator, None)
             if piece is None:
                 return
             yield piece
@@ -214,7 +209,7 @@ class StainlessCalls:
             wire.path,
             cast_to=self._response_type,
             content=wire.content,
-            options={"timeout": time_limit},
+            options=_options(wire, time_limit),
         )
         return http.content, http.headers
 
@@ -225,7 +220,7 @@ class StainlessCalls:
             wire.path,
             cast_to=self._response_type,
             content=wire.content,
-            options={"timeout": time_limit},
+            options=_options(wire, time_limit),
         )
         return http.content, http.headers
 
@@ -234,7 +229,7 @@ class StainlessCalls:
             wire.path,
             cast_to=self._response_type,
             content=wire.content,
-            options={"timeout": time_limit},
+            options=_options(wire, time_limit),
             stream=True,
         )
 
@@ -243,6 +238,13 @@ class StainlessCalls:
             wire.path,
             cast_to=self._response_type,
             content=wire.content,
-            options={"timeout": time_limit},
+            options=_options(wire, time_limit),
             stream=True,
         )
+
+
+def _options(wire: EncodedRequest, time_limit: float) -> dict[str, Any]:
+    """A Stainless call's request options: its timeout, and the signer's headers."""
+    if wire.headers is None:
+        return {"timeout": time_limit}
+    return {"timeout": time_limit, "headers": wire.headers}

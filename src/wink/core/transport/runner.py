@@ -19,13 +19,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..foundation.errors import (
+    ConfigurationError,
     DeadlineExceededError,
     PromptEvaluationError,
     ThrottleError,
     WinkError,
 )
 from ..foundation.messages import ModelRequest, ModelResponse, RateLimitInfo
-from ..foundation.portable import CallIdRules, portable_messages
+from ..foundation.portable import CallIdRules, distinct_call_ids, portable_messages
 from ..telemetry.spans import current_trace
 from ..throttling.limiter import Pacer
 from ..throttling.pacing import Permit
@@ -62,8 +63,9 @@ class Runner:
 
     Each request goes out as this adapter can take it: model turns another adapter made
     travel by the provider's `call_ids` rules (`wink.core.foundation.portable`); each
-    answer is tagged with `origin` (the adapter's name unless told otherwise: a fallback
-    chain with two adapters of one name tells them apart).
+    answer's repeated call ids are made distinct (`distinct_call_ids`) and the answer is
+    tagged with `origin` (the adapter's name unless told otherwise: a fallback chain with
+    two adapters of one name tells them apart).
     """
 
     __slots__ = (
@@ -125,9 +127,16 @@ class Runner:
 
     def _transport_for(self, request: ModelRequest) -> Transport:
         """The transport for this attempt. Failing here, nothing was sent:
-        `phase="request"` (a missing key names its variable; the cause is kept)."""
+        `phase="request"`, but for a missing key (a `ConfigurationError` naming its
+        variables), raised as itself: the adapter is set up wrong, not the request."""
         try:
             return self._transport(request)
+        except ConfigurationError as error:
+            if error.option == "api_key":
+                raise
+            raise PromptEvaluationError(
+                str(error), prompt_name=request.prompt_name, phase="request"
+            ) from error
         except WinkError as error:
             raise PromptEvaluationError(
                 str(error), prompt_name=request.prompt_name, phase="request"
@@ -155,6 +164,7 @@ class Runner:
                 trace.failed(attempt, error)
                 raise
             trace.answered(attempt, response)
+        response = distinct_call_ids(response, request.messages)
         return replace(response, origin=self.origin)
 
     async def _run(self, exchange: Attempt, request: ModelRequest) -> ModelResponse:
@@ -177,7 +187,8 @@ class Runner:
                 # One bad `retry-after: 86400` must not stall every request of the adapter
                 # longer than the policy itself would ever wait.
                 retry_after = self._policy.cap_wait(error.details.retry_after_seconds)
-                await pacer.on_throttle(permit, retry_after)
+                limit_reached = error.details.limit_reached
+                await pacer.on_throttle(permit, retry_after, limit_reached=limit_reached)
             raise
         except WinkError:
             raise

@@ -17,41 +17,47 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
         "the Anthropic adapter needs the anthropic SDK: pip install 'wink[anthropic]'"
     ) from _missing
 
+from ...core.foundation.errors import ConfigurationError
 from ...core.foundation.messages import ModelRequest, ModelResponse
 from ...core.transport.http import HttpCalls, StainlessCalls, WireRequest
 from ..base import LazyStreamFormat, Provider
+from ..host import Endpoint, Host
 from . import messages
 from .thinking import anthropic_thinking
 
 if TYPE_CHECKING:
     from ...core.transport.batches import BatchWire
 
-__all__ = ["Anthropic"]
+__all__ = ["Anthropic", "AnthropicHost", "AnthropicMessages"]
 
 _CALLS = StainlessCalls(httpx2.Response)
 
 
-class Anthropic(Provider):
+class AnthropicMessages(Provider):
     """The Messages API (`POST /v1/messages`)."""
 
     name = "anthropic"
-    api_key_variables = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
     unsupported_settings = frozenset({"seed", "prompt_cache_key", "prompt_cache_retention"})
     rate_limit_headers = messages.RATE_LIMIT_HEADERS
-    telemetry_name = "anthropic"
-    price_provider_id = "anthropic"  # genai-prices' id
     stream_format = LazyStreamFormat(f"{__name__}.stream", "AnthropicStream")
     content_rules = messages.CONTENT_RULES
 
     def make_client(self, *, sync: bool) -> Any:
         # api_key None: the SDK reads ANTHROPIC_API_KEY. Retries off: RetryPolicy decides.
         kind = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
-        connection = self.connection
+        endpoint = self.host.endpoint()
+        headers: dict[str, Any] = dict(endpoint.headers)
+        api_key = endpoint.api_key
+        if not endpoint.sdk_auth:  # the host signs: the SDK's key header is left out
+            api_key = api_key or "not-needed"
+            headers["x-api-key"] = anthropic.Omit()
         return kind(
-            api_key=connection.api_key,
-            base_url=connection.base_url,
-            timeout=connection.timeout,
+            api_key=api_key,
+            base_url=endpoint.base_url,
+            timeout=self.connection.timeout,
             max_retries=0,
+            default_headers=headers or None,
+            default_query=dict(endpoint.query) or None,
         )
 
     def is_async_client(self, client: Any) -> bool:
@@ -62,12 +68,20 @@ class Anthropic(Provider):
         return _CALLS
 
     def check_settings(self) -> None:
-        anthropic_thinking(self.model, self.settings)
+        thinking = anthropic_thinking(self.model, self.settings)
+        if thinking and self.settings.tool_choice not in (None, "auto", "none"):
+            raise ConfigurationError(
+                f"Anthropic refuses tool_choice={self.settings.tool_choice!r} with thinking on "
+                '("Thinking may not be enabled when tool_choice forces tool use."): use '
+                '"auto" or turn thinking off',
+                provider=self.name,
+                option="tool_choice",
+            )
 
-    def build_request(self, request: ModelRequest) -> WireRequest:
-        return WireRequest(
-            "/v1/messages", messages.build_request(request, self.model, self.settings)
-        )
+    def translate(self, request: ModelRequest) -> WireRequest:
+        body = messages.build_request(request, self.model, self.settings)
+        body["model"] = self.model_id
+        return WireRequest("/v1/messages", body)
 
     def parse_response(self, data: Any) -> ModelResponse:
         return messages.parse_response(data)
@@ -80,4 +94,20 @@ class Anthropic(Provider):
     def map_errors(
         self, prompt_name: str, secrets: tuple[str, ...]
     ) -> AbstractContextManager[None]:
-        return messages.map_errors(prompt_name, secrets, self.model)
+        return messages.map_errors(prompt_name, secrets, self.model_id)
+
+
+class AnthropicHost(Host):
+    """Anthropic's API (api.anthropic.com)."""
+
+    name = "anthropic"
+    wire = AnthropicMessages
+    system = "anthropic"
+    telemetry_name = "anthropic"
+    api_key_variables = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+    def endpoint(self) -> Endpoint:
+        return self.sdk_endpoint()
+
+
+Anthropic = AnthropicMessages  # the wire's earlier name

@@ -22,6 +22,7 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
     ) from _missing
 
 from ...core.foundation.carriage import MB, Carriage, ContentRules
+from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import (
     Attachment,
     CachePoint,
@@ -133,8 +134,11 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
     tools = [_map_tool_spec(spec) for spec in request.tools]
     if request.output is not None:
         tools.append(_map_tool_spec(output_tool_spec(request.output)))
+    choice = _tool_choice(request, settings)  # refuses a choice no request could carry
     if tools:
         body["tools"] = tools
+        if choice is not None:
+            body["tool_choice"] = choice
     body.update(settings.to_fields(_SETTING_KEYS))
     if thinking and _foreign_tool_round(request.messages):
         warnings.warn(
@@ -149,6 +153,25 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
     body.update(thinking)
     body.update(settings.extra)
     return body
+
+
+_CHOICE_TYPES = {"auto": "auto", "required": "any", "none": "none"}
+
+
+def _tool_choice(request: ModelRequest, settings: ModelSettings) -> dict[str, Any] | None:
+    """`tool_choice`: `auto`, `any` ("required"), `none`, or `tool` with its name; with
+    `disable_parallel_tool_use` when `parallel_tool_calls=False` (not on `none`)."""
+    choice = request_tool_choice(request, settings)
+    serial = settings.parallel_tool_calls is False
+    if choice is None and not serial:
+        return None
+    kind = _CHOICE_TYPES.get(choice or "auto", "tool")
+    mapped: dict[str, Any] = {"type": kind}
+    if kind == "tool":
+        mapped["name"] = choice
+    if serial and kind != "none":
+        mapped["disable_parallel_tool_use"] = True
+    return mapped
 
 
 def _foreign_tool_round(messages: Iterable[Message]) -> bool:
@@ -206,7 +229,8 @@ def _map_user(message: UserMessage) -> list[dict[str, Any]]:
             if blocks:
                 blocks[-1]["cache_control"] = dict(_CACHED)
         elif isinstance(part, TextPart):
-            blocks.append({"type": "text", "text": part.text})
+            if _has_text(part.text):
+                blocks.append({"type": "text", "text": part.text})
         else:
             blocks.append(_map_attachment(part))
     return blocks
@@ -250,26 +274,34 @@ def _map_assistant(message: AssistantMessage) -> list[dict[str, Any]]:
         if echoed is not None:
             return echoed
     blocks = [_thinking_block(part) for part in message.thinking_for(PROVIDER)]
-    if message.text:
+    if _has_text(message.text):
         blocks.append({"type": "text", "text": message.text})
     blocks.extend(_tool_use_block(call) for call in message.tool_calls)
     return blocks
 
 
 def _echo_native(native: NativeOutput, calls: tuple[ToolCall, ...]) -> list[dict[str, Any]] | None:
-    """The blocks as received, each `tool_use` with the loop's echo of its call (whose
-    arguments may have been made sendable); None when the calls do not match the blocks."""
-    by_id = {call.id: call for call in calls}
+    """The blocks as received, each `tool_use` with the loop's echo of its call in the
+    same place (its id, which may have been made distinct, and its arguments, which may
+    have been made sendable), and without the text blocks of no text Claude may answer
+    beside its calls (the API refuses them back); None when the calls do not match."""
+    pending = list(calls)
     blocks: list[dict[str, Any]] = []
     for item in native.items:
         if item.get("type") == "tool_use":
-            call = by_id.pop(str(item.get("id")), None)
-            if call is None:
+            if not pending or pending[0].name != item.get("name"):
                 return None
-            blocks.append({**item, "input": _tool_use_block(call)["input"]})
-        else:
+            call = pending.pop(0)
+            blocks.append({**item, "id": call.id, "input": _tool_use_block(call)["input"]})
+        elif item.get("type") != "text" or _has_text(item.get("text")):
             blocks.append(dict(item))
-    return None if by_id else blocks
+    return None if pending else blocks
+
+
+def _has_text(text: object) -> bool:
+    """Whether a text block of `text` may be sent: the Messages API refuses one with no
+    text or only whitespace (400 "text content blocks must be non-empty")."""
+    return isinstance(text, str) and bool(text.strip())
 
 
 def _thinking_block(part: ThinkingPart) -> dict[str, Any]:
@@ -307,7 +339,7 @@ def _map_tool_result(message: ToolResultMessage) -> dict[str, Any]:
     """Text, or with parts a list of blocks (the text first, when there is any)."""
     content: str | list[dict[str, Any]] = message.content
     if message.attachments:
-        text = [{"type": "text", "text": message.content}] if message.content else []
+        text = [{"type": "text", "text": message.content}] if _has_text(message.content) else []
         content = text + [_map_attachment(part) for part in message.attachments]
     block: dict[str, Any] = {
         "type": "tool_result",
@@ -500,6 +532,9 @@ def anthropic_error_facts(
         body=body,
         headers=headers,
         quota_exhausted=spend_limit or kind == "billing_error" or _NO_CREDIT_WORDS in lowered,
+        # Anthropic answers 429 only for the organization's own limits (its capacity
+        # runs short with a 529): a `rate_limit_error` always names one.
+        limit_named=kind == "rate_limit_error",
         context_window_exceeded=invalid and any(w in lowered for w in _CONTEXT_WINDOW_WORDS),
     )
 

@@ -19,14 +19,15 @@ from ...core.foundation.messages import ModelRequest, ModelResponse
 from ...core.foundation.portable import CallIdRules
 from ...core.transport.http import HttpCalls, WireRequest
 from ..base import LazyStreamFormat, Provider
+from ..host import Endpoint, Host
 from . import generate
-from .http import DEFAULT_BASE_URL, GeminiCalls, api_key_from_env, endpoint, map_errors
+from .http import DEFAULT_BASE_URL, GeminiCalls, endpoint, map_errors
 from .thinking import gemini_thinking_config
 
 if TYPE_CHECKING:
     from ...core.transport.batches import BatchWire
 
-__all__ = ["Gemini"]
+__all__ = ["Gemini", "GeminiHost"]
 
 # What Gemini documents for function calls it did not make itself (another provider's
 # turns): without a signature Gemini 3 refuses the request.
@@ -37,27 +38,28 @@ class Gemini(Provider):
     """`POST /v1beta/models/{model}:generateContent` (`:streamGenerateContent?alt=sse`)."""
 
     name = generate.PROVIDER
-    api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
-    unsupported_settings = frozenset({"prompt_cache_key", "prompt_cache_retention"})
-    telemetry_name = "gcp.gemini"
-    price_provider_id = "google"  # genai-prices' id
+    unsupported_settings = frozenset(
+        {"prompt_cache_key", "prompt_cache_retention", "parallel_tool_calls"}
+    )
     stream_format = LazyStreamFormat(f"{__name__}.stream", "GeminiStream")
     content_rules = generate.CONTENT_RULES
     call_ids = CallIdRules(foreign_call_data={"thought_signature": _FOREIGN_SIGNATURE})
 
     def key(self) -> str | None:
-        """The key given, else GOOGLE_API_KEY, else GEMINI_API_KEY."""
-        return self.connection.api_key or api_key_from_env()
+        """The key the host sends in `x-goog-api-key` (None: it signs requests instead)."""
+        endpoint = self.host.endpoint()
+        return endpoint.api_key if endpoint.sdk_auth else None
 
     def make_client(self, *, sync: bool) -> Any:
-        key = self.key()
-        if not key:
-            raise ValueError(
-                "no Gemini API key: pass api_key= or set GOOGLE_API_KEY or GEMINI_API_KEY"
-            )
+        endpoint = self.host.endpoint()
+        headers = {"content-type": "application/json", **endpoint.headers}
+        if endpoint.sdk_auth:
+            if not endpoint.api_key:
+                names = " or ".join(self.host.api_key_variables)
+                raise ValueError(f"no Gemini API key: pass api_key= or set {names}")
+            headers["x-goog-api-key"] = endpoint.api_key
         kind = httpx2.Client if sync else httpx2.AsyncClient
-        headers = {"x-goog-api-key": key, "content-type": "application/json"}
-        return kind(headers=headers, timeout=self.connection.timeout)
+        return kind(headers=headers, params=dict(endpoint.query), timeout=self.connection.timeout)
 
     def is_async_client(self, client: Any) -> bool:
         return isinstance(client, httpx2.AsyncClient)
@@ -69,9 +71,17 @@ class Gemini(Provider):
     def check_settings(self) -> None:
         gemini_thinking_config(self.model, self.settings)
 
-    def build_request(self, request: ModelRequest) -> WireRequest:
-        url = endpoint(self.connection.base_url or DEFAULT_BASE_URL, self.model)
-        return WireRequest(url, generate.build_request(request, self.settings, self.model))
+    def translate(self, request: ModelRequest) -> WireRequest:
+        return WireRequest(
+            self.model_url(), generate.build_request(request, self.settings, self.model)
+        )
+
+    def model_url(self, method: str = "generateContent") -> str:
+        """The URL of a method of this model on its host."""
+        host = self.host
+        if isinstance(host, GeminiHost):
+            return host.model_url(method)
+        return endpoint(host.endpoint().base_url or DEFAULT_BASE_URL, self.model_id, method)
 
     def parse_response(self, data: Any) -> ModelResponse:
         return generate.parse_response(data)
@@ -79,10 +89,28 @@ class Gemini(Provider):
     def batch_wire(self) -> BatchWire:
         from .batch import GeminiBatches
 
-        base = self.connection.base_url or DEFAULT_BASE_URL
-        return GeminiBatches(base, self.model, GeminiCalls(self.key))
+        base = self.host.endpoint().base_url or DEFAULT_BASE_URL
+        return GeminiBatches(base, self.model_id, GeminiCalls(self.key))
 
     def map_errors(
         self, prompt_name: str, secrets: tuple[str, ...]
     ) -> AbstractContextManager[None]:
-        return map_errors(prompt_name, secrets, self.model)
+        return map_errors(prompt_name, secrets, self.model_id)
+
+
+class GeminiHost(Host):
+    """Google's Gemini API (generativelanguage.googleapis.com), keyed by `x-goog-api-key`."""
+
+    name = "google"
+    wire = Gemini
+    system = "google"
+    telemetry_name = "gcp.gemini"
+    api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+    base_url = DEFAULT_BASE_URL
+
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.connection.base_url or DEFAULT_BASE_URL, self.api_key())
+
+    def model_url(self, method: str = "generateContent") -> str:
+        """`{base}/v1beta/models/{model}:{method}`."""
+        return endpoint(self.endpoint().base_url or DEFAULT_BASE_URL, self.model_id(), method)

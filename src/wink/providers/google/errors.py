@@ -1,7 +1,8 @@
 """Gemini's error body: `google.rpc.RetryInfo` (how long to wait),
-`google.rpc.QuotaFailure` (whether the quota is per day), `google.rpc.ErrorInfo` (a
-refused key) and the message (a context window exceeded). Read only for Gemini answers,
-so it lives with the Gemini adapter, not in core, which classifies the facts."""
+`google.rpc.QuotaFailure` (which quota was hit, and whether it is per day),
+`google.rpc.ErrorInfo` (a refused key) and the message (a context window exceeded).
+Read only for Gemini answers, so it lives with the Gemini adapter, not in core, which
+classifies the facts."""
 
 from __future__ import annotations
 
@@ -12,7 +13,12 @@ from typing import Any, cast
 from ...core.throttling.headers import parse_duration
 from ...core.transport.errors import StatusFacts
 
-__all__ = ["google_error_facts", "google_quota_is_daily", "google_retry_delay"]
+__all__ = [
+    "google_error_facts",
+    "google_quota_is_daily",
+    "google_quota_violated",
+    "google_retry_delay",
+]
 
 # "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)."
 _CONTEXT_WINDOW_WORDS = ("input token count", "exceeds the maximum number of tokens")
@@ -33,6 +39,7 @@ def google_error_facts(
         body=body,
         headers=headers,
         quota_exhausted=status == 429 and google_quota_is_daily(body),
+        limit_named=status == 429 and google_quota_violated(body),
         retry_after=google_retry_delay(body),
         context_window_exceeded=all(words in lowered for words in _CONTEXT_WINDOW_WORDS),
         authentication_failed=bool(reasons & _KEY_REFUSED),
@@ -57,8 +64,20 @@ def google_retry_delay(error_body: object) -> float | None:
     return None
 
 
+def google_quota_violated(error_body: object) -> bool:
+    """Whether a Gemini `RESOURCE_EXHAUSTED` names the quota of the project it hit (a
+    `QuotaFailure` violation): the project's own limit. Without one (Vertex AI's "Resource
+    exhausted. Please try again later.") the shared capacity ran short: a stray."""
+    return any(_quota_names(error_body))
+
+
 def google_quota_is_daily(error_body: object) -> bool:
     """Whether a Gemini `QuotaFailure` names a per-day quota: waiting minutes will not help."""
+    return any("perday" in name.lower() or "per_day" in name for name in _quota_names(error_body))
+
+
+def _quota_names(error_body: object) -> Iterable[str]:
+    """The `quotaId` and `quotaMetric` of each violation of the body's `QuotaFailure`."""
     for detail in _google_details(error_body, "google.rpc.QuotaFailure"):
         violations = detail.get("violations")
         if not isinstance(violations, list):
@@ -69,9 +88,8 @@ def google_quota_is_daily(error_body: object) -> bool:
             violation = cast(Mapping[str, object], violation)
             for field in ("quotaId", "quotaMetric"):
                 name = violation.get(field)
-                if isinstance(name, str) and ("perday" in name.lower() or "per_day" in name):
-                    return True
-    return False
+                if isinstance(name, str):
+                    yield name
 
 
 def _google_details(error_body: object, type_suffix: str) -> Iterable[Mapping[str, object]]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ...core.foundation.carriage import MB, Carriage, ContentRules, attachments_after_results
+from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import CachePoint, TextPart, UserPart
 from ...core.foundation.messages import (
     AssistantMessage,
@@ -118,17 +119,38 @@ def build_request(
         # Gemini rejects function calling together with a JSON response mime type:
         # the output becomes one more function, and the model must call a function.
         declarations.append(_map_tool_spec(output_tool_spec(output)))
-        body["toolConfig"] = {"functionCallingConfig": {"mode": "ANY"}}
     elif output is not None:
         generation["responseMimeType"] = "application/json"
         generation["responseJsonSchema"] = dict(output.schema)
+    calling = _calling_config(request, settings)  # refuses a choice no request could carry
     if declarations:
         body["tools"] = [{"functionDeclarations": declarations}]
+        if calling is not None:
+            body["toolConfig"] = {"functionCallingConfig": calling}
     if generation:
         body["generationConfig"] = generation
     if settings.extra:
         _merge(body, settings.extra)
     return body
+
+
+_MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE"}
+
+
+def _calling_config(request: ModelRequest, settings: ModelSettings) -> dict[str, Any] | None:
+    """`functionCallingConfig`: `AUTO`, `ANY` ("required"), `NONE`, or `ANY` with
+    `allowedFunctionNames` for a tool's name. With a structured output among tools the
+    default is `ANY`: Gemini takes no JSON response type beside functions, so the answer
+    is one more function the model must call."""
+    choice = request_tool_choice(request, settings)
+    if choice is None:
+        return {"mode": "ANY"} if request.output is not None else None
+    mode = _MODES.get(choice)
+    if mode is None:
+        return {"mode": "ANY", "allowedFunctionNames": [choice]}
+    if mode == "AUTO" and request.output is not None:
+        return {"mode": "ANY"}  # the answer is a function call too
+    return {"mode": mode}
 
 
 def _map_settings(settings: ModelSettings) -> dict[str, Any]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, cast
 
@@ -21,7 +20,6 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "GeminiCalls",
     "GeminiErrorAnswer",
-    "api_key_from_env",
     "content_of",
     "endpoint",
     "map_errors",
@@ -105,13 +103,6 @@ def resource_url(base_url: str, name: str) -> str:
     return f"{base_url.rstrip('/')}/{_API_VERSION}/{name}"
 
 
-def api_key_from_env() -> str | None:
-    """GOOGLE_API_KEY, else GEMINI_API_KEY: google-genai's documented order (an empty
-    value counts as unset)."""
-    key = os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
-    return key.strip() if key else None
-
-
 class GeminiCalls:
     """Gemini's REST calls over httpx2 (wink's own clients carry the key; a caller's
     client gets it per request unless it carries one)."""
@@ -121,13 +112,17 @@ class GeminiCalls:
     def __init__(self, key: Callable[[], str | None]) -> None:
         self._key = key
 
-    def headers_for(self, client: httpx2.Client | httpx2.AsyncClient) -> dict[str, str] | None:
-        """What a request adds to the client's headers: nothing on wink's own clients; the
-        key (unless the caller's client carries one) and the content type on a caller's."""
+    def headers_for(
+        self, client: httpx2.Client | httpx2.AsyncClient, wire: EncodedRequest | None = None
+    ) -> Mapping[str, str] | None:
+        """What a request adds to the client's headers: the signer's (a bearer token), if
+        any; on a caller's client, also the key (unless it carries one) and the content
+        type."""
         present = client.headers
-        if "x-goog-api-key" in present and "content-type" in present:
-            return None
-        headers = {"content-type": "application/json"}
+        signed = wire.headers if wire is not None else None
+        if "content-type" in present and ("x-goog-api-key" in present or signed is not None):
+            return signed
+        headers = {"content-type": "application/json", **(signed or {})}
         key = self._key()
         if key and "x-goog-api-key" not in present:
             headers["x-goog-api-key"] = key
@@ -137,7 +132,10 @@ class GeminiCalls:
         if not isinstance(client, httpx2.Client):
             raise _not_a_client(client)
         response = client.post(
-            wire.path, content=wire.content, headers=self.headers_for(client), timeout=time_limit
+            wire.path,
+            content=wire.content,
+            headers=self.headers_for(client, wire),
+            timeout=time_limit,
         )
         return content_of(response), response.headers
 
@@ -147,7 +145,10 @@ class GeminiCalls:
         if not isinstance(client, httpx2.AsyncClient):
             raise _not_a_client(client)
         response = await client.post(
-            wire.path, content=wire.content, headers=self.headers_for(client), timeout=time_limit
+            wire.path,
+            content=wire.content,
+            headers=self.headers_for(client, wire),
+            timeout=time_limit,
         )
         return content_of(response), response.headers
 
@@ -158,7 +159,7 @@ class GeminiCalls:
             "POST",
             wire.path,
             content=wire.content,
-            headers=self.headers_for(client),
+            headers=self.headers_for(client, wire),
             timeout=time_limit,
         )
         response = client.send(request, stream=True)
@@ -174,7 +175,7 @@ class GeminiCalls:
             "POST",
             wire.path,
             content=wire.content,
-            headers=self.headers_for(client),
+            headers=self.headers_for(client, wire),
             timeout=time_limit,
         )
         response = await client.send(request, stream=True)

@@ -8,6 +8,7 @@ import re
 from typing import Any, cast
 
 from ...core.foundation.carriage import Carriage, ContentRules, attachments_after_results
+from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import (
     Audio,
     CachePoint,
@@ -32,7 +33,7 @@ from ...core.foundation.messages import (
     UserMessage,
 )
 from ...core.foundation.settings import ModelSettings
-from ...core.transport.errors import MalformedResponse, read_amount, read_count, read_label
+from ...core.transport.errors import MalformedResponse, read_count, read_label
 from .client import FILE_BYTES, failure_text, file_name, image_carriage, strict_schema
 from .thinking import openai_reasoning_effort
 
@@ -87,10 +88,26 @@ CONTENT_RULES = ContentRules(
 # --- request building
 
 
-def build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
-    """The Chat Completions body for one neutral request."""
+def build_request(
+    request: ModelRequest,
+    model: str,
+    settings: ModelSettings,
+    *,
+    model_id: str | None = None,
+    reasoning_echo: str | None = None,
+    max_tokens_field: str | None = None,
+) -> dict[str, Any]:
+    """The Chat Completions body for one neutral request: `model` chooses the rules,
+    `model_id` (default `model`) is what the body names. A host that wants the model's
+    thinking back on tool-call turns names the field (`reasoning_echo`); a host whose
+    output limit has another name says which (`max_tokens_field`)."""
     messages = attachments_after_results(request.messages)
-    body: dict[str, Any] = {"model": model, "messages": _map_messages(messages, model)}
+    body: dict[str, Any] = {
+        "model": model_id or model,
+        "messages": _map_messages(
+            messages, model, reasoning_echo, thinking_on=settings.thinking is not None
+        ),
+    }
     if request.tools:
         body["tools"] = [_map_tool_spec(spec) for spec in request.tools]
     if request.output is not None:
@@ -103,7 +120,11 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
                 "strict": schema is not None,
             },
         }
-    body.update(settings.to_fields(_SETTING_KEYS))
+    keys = _SETTING_KEYS
+    if max_tokens_field is not None and max_tokens_field != keys["max_tokens"]:
+        keys = {**keys, "max_tokens": max_tokens_field}
+    body.update(settings.to_fields(keys))
+    body.update(_tool_fields(request, settings))
     effort = openai_reasoning_effort(model, settings, PROVIDER)
     if effort is not None:
         body["reasoning_effort"] = effort
@@ -111,7 +132,27 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
     return body
 
 
-def _map_messages(messages: tuple[Message, ...], model: str) -> list[dict[str, Any]]:
+def _tool_fields(request: ModelRequest, settings: ModelSettings) -> dict[str, Any]:
+    """`tool_choice` (a tool's name as a named function) and `parallel_tool_calls`; both
+    only with tools, as Chat Completions refuses either without."""
+    fields: dict[str, Any] = {}
+    choice = request_tool_choice(request, settings)
+    if choice is not None:
+        named = choice not in ("auto", "required", "none")
+        fields["tool_choice"] = (
+            {"type": "function", "function": {"name": choice}} if named else choice
+        )
+    if settings.parallel_tool_calls is not None and request.tools:
+        fields["parallel_tool_calls"] = settings.parallel_tool_calls
+    return fields
+
+
+def _map_messages(
+    messages: tuple[Message, ...],
+    model: str,
+    reasoning_echo: str | None = None,
+    thinking_on: bool = False,
+) -> list[dict[str, Any]]:
     """The messages; instructions in the role this model takes them in, or, for a model
     that takes none, at the head of the user message that follows them."""
     fold = _NO_SYSTEM_ROLE.match(model) is not None
@@ -125,7 +166,7 @@ def _map_messages(messages: tuple[Message, ...], model: str) -> list[dict[str, A
             else:
                 mapped.append({"role": role, "content": message.content})
             continue
-        item = _map_message(message)
+        item = _map_message(message, reasoning_echo, thinking_on)
         if held and item["role"] == "user":
             item["content"] = _prefixed("\n\n".join(held), item["content"])
             held = []
@@ -142,7 +183,9 @@ def _prefixed(text: str, content: Any) -> Any:
     return f"{text}\n\n{content}"
 
 
-def _map_message(message: Message) -> dict[str, Any]:
+def _map_message(
+    message: Message, reasoning_echo: str | None = None, thinking_on: bool = False
+) -> dict[str, Any]:
     if isinstance(message, SystemMessage):
         return {"role": "system", "content": message.content}
     if isinstance(message, UserMessage):
@@ -151,7 +194,7 @@ def _map_message(message: Message) -> dict[str, Any]:
         parts = (_map_part(part) for part in message.parts)
         return {"role": "user", "content": [part for part in parts if part is not None]}
     if isinstance(message, AssistantMessage):
-        return _map_assistant(message)
+        return _map_assistant(message, reasoning_echo, thinking_on)
     return _map_tool_result(message)
 
 
@@ -176,10 +219,17 @@ def _map_document(part: Document) -> dict[str, Any]:
     return {"type": "file", "file": {"filename": file_name(part), "file_data": data_url(part)}}
 
 
-def _map_assistant(message: AssistantMessage) -> dict[str, Any]:
-    """Text and calls. Chat Completions takes no reasoning back (OpenAI returns none; a
-    compatible server's thinking parts are for reading): thinking is never sent."""
+def _map_assistant(
+    message: AssistantMessage, reasoning_echo: str | None, thinking_on: bool = False
+) -> dict[str, Any]:
+    """Text and calls. OpenAI takes no reasoning back (it returns none; a compatible
+    server's thinking is for reading), except a host that names `reasoning_echo`: on a
+    tool-call turn its thinking goes back in that field (DeepSeek refuses the turn
+    without it, even empty)."""
     mapped: dict[str, Any] = {"role": "assistant", "content": message.text}
+    own = [part for part in message.thinking if part.provider == PROVIDER]
+    if reasoning_echo is not None and message.tool_calls and (own or thinking_on):
+        mapped[reasoning_echo] = "".join(part.text or "" for part in own)
     if message.tool_calls:
         mapped["tool_calls"] = [
             {
@@ -226,6 +276,7 @@ def parse_response(body: Any) -> ModelResponse:
         raise MalformedResponse("the choice has no message")
     message = cast(dict[str, Any], message)
     text, thinking = _parse_content(message.get("content"))
+    thinking = _parse_reasoning(message) + thinking
     calls = _parse_tool_calls(message.get("tool_calls"))
     reason = _FINISH_REASONS.get(str(cast(dict[str, Any], choice).get("finish_reason")), "other")
     refusal = message.get("refusal")
@@ -271,6 +322,33 @@ def _parse_content(content: Any) -> tuple[str | None, tuple[ThinkingPart, ...]]:
             thought = _thinking_text(part.get("thinking"))
             thinking.append(ThinkingPart(PROVIDER, text=thought or None, raw=part))
     return ("".join(texts) if texts else None), tuple(thinking)
+
+
+_REASONING_FIELDS = ("reasoning_content", "reasoning")  # DeepSeek, vLLM; OpenRouter, Groq
+
+
+def _parse_reasoning(message: dict[str, Any]) -> tuple[ThinkingPart, ...]:
+    """A compatible server's thinking, beside the answer: `reasoning_content` (DeepSeek),
+    `reasoning` (OpenRouter, Groq, Ollama), else OpenRouter's `reasoning_details` (its
+    text and summary entries; an encrypted entry is kept in `raw`)."""
+    for key in _REASONING_FIELDS:
+        value = message.get(key)
+        if value is not None and not isinstance(value, str):
+            raise MalformedResponse(f"message.{key} is not a string")
+        if value:
+            return (ThinkingPart(PROVIDER, text=value, raw={key: value}),)
+    details = message.get("reasoning_details")
+    if not isinstance(details, list):
+        return ()
+    parts: list[ThinkingPart] = []
+    for entry in cast(list[Any], details):
+        if isinstance(entry, dict):
+            item = cast(dict[str, Any], entry)
+            text = item.get("text") or item.get("summary")
+            parts.append(
+                ThinkingPart(PROVIDER, text=text if isinstance(text, str) else None, raw=item)
+            )
+    return tuple(parts)
 
 
 def _thinking_text(value: Any) -> str:
@@ -319,5 +397,13 @@ def _parse_usage(counts: Any) -> Usage:
         cached_tokens=read_count(counts, "prompt_tokens_details", "cached_tokens"),
         reasoning_tokens=read_count(counts, "completion_tokens_details", "reasoning_tokens"),
         cache_write_tokens=read_count(counts, "prompt_tokens_details", "cache_write_tokens"),
-        billed_cost=read_amount(counts, "cost"),  # OpenRouter's bill, in USD
+        billed_cost=_billed_cost(counts),
     )
+
+
+def _billed_cost(counts: Any) -> float | None:
+    """OpenRouter's `usage.cost` (credits billed for the request), if a number."""
+    cost = cast(dict[str, Any], counts).get("cost") if isinstance(counts, dict) else None
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        return float(cost)
+    return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, cast
@@ -25,6 +26,7 @@ from ...core.foundation.content import Attachment
 from ...core.foundation.messages import ToolResultMessage
 from ...core.throttling.headers import RateLimitHeaders
 from ...core.transport.errors import SdkErrors, StatusFacts, map_sdk_errors
+from ..host import Endpoint
 
 __all__ = [
     "FAILURE_PREFIX",
@@ -72,15 +74,25 @@ def file_name(part: Attachment) -> str:
     return part.name or _DEFAULT_NAMES.get(part.media_type, "file")
 
 
-def load_openai_client(
-    api_key: str | None, base_url: str | None, timeout: float, *, sync: bool = False
-) -> Any:
-    """The client (async, or sync for `evaluate()`) with the SDK's retries off; a
-    placeholder key for compatible servers that need none."""
+def load_openai_client(endpoint: Endpoint, timeout: float, *, sync: bool = False) -> Any:
+    """The client (async, or sync for `evaluate()`) with the SDK's retries off, made as the
+    host says (`endpoint`); a placeholder key for compatible servers that need none, and
+    for hosts that sign requests themselves (the SDK's own auth header is then left out)."""
+    api_key, base_url = endpoint.api_key, endpoint.base_url
     if api_key is None and base_url is not None and not os.environ.get("OPENAI_API_KEY"):
         api_key = _PLACEHOLDER_KEY
+    headers: dict[str, Any] = dict(endpoint.headers)
+    if not endpoint.sdk_auth:  # the calls leave its header out (`Omit`, per request)
+        api_key = api_key or _PLACEHOLDER_KEY
     kind = openai.OpenAI if sync else openai.AsyncOpenAI
-    return kind(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+    return kind(
+        api_key=api_key,
+        base_url=base_url,
+        timeout=timeout,
+        max_retries=0,
+        default_headers=headers or None,
+        default_query=dict(endpoint.query) or None,
+    )
 
 
 def failure_text(message: ToolResultMessage) -> str:
@@ -126,6 +138,10 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
 # `content_policy_violation`); OpenAI's reasoning models flag a prompt as `invalid_prompt`.
 _FILTER_CODES = frozenset({"content_filter", "content_policy_violation"})
 _CONTEXT_WINDOW_WORDS = "maximum context length"  # OpenAI's and compatible servers' text
+# A 429 of the account's own limit names it: `rate_limit_exceeded`, "... on requests per
+# min (RPM): Limit 500, Used 500, Requested 1." (older: "Limit: 3 / min"). Other 429s
+# ("That model is currently overloaded with other requests", a gateway's) name none.
+_LIMIT_SIZE = re.compile(r"\bLimit:? ?\d")
 
 
 def openai_error_facts(
@@ -143,6 +159,7 @@ def openai_error_facts(
         headers=headers,
         # OpenAI sends an exhausted quota as a 429 too.
         quota_exhausted="insufficient_quota" in (code, kind),
+        limit_named=code == "rate_limit_exceeded" and _LIMIT_SIZE.search(text) is not None,
         context_window_exceeded=code == "context_length_exceeded"
         or _CONTEXT_WINDOW_WORDS in text.lower(),
         content_filtered=code in _FILTER_CODES

@@ -10,6 +10,7 @@ import json
 from typing import Any, cast
 
 from ...core.foundation.carriage import Carriage, ContentRules
+from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import (
     Attachment,
     CachePoint,
@@ -94,6 +95,12 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
             }
         }
     body.update(settings.to_fields(_SETTING_KEYS))
+    choice = request_tool_choice(request, settings)
+    if choice is not None:
+        named = choice not in ("auto", "required", "none")
+        body["tool_choice"] = {"type": "function", "name": choice} if named else choice
+    if settings.parallel_tool_calls is not None and request.tools:
+        body["parallel_tool_calls"] = settings.parallel_tool_calls
     body.update(_reasoning_fields(model, settings))
     body.update(settings.extra)
     return body
@@ -165,19 +172,20 @@ def _map_assistant(message: AssistantMessage) -> list[dict[str, Any]]:
 
 
 def _echo_native(native: NativeOutput, calls: tuple[ToolCall, ...]) -> list[dict[str, Any]] | None:
-    """Every item verbatim but each `function_call`'s arguments, which are the loop's echo
-    of the call (made sendable if they were not); None when calls and items disagree."""
-    by_id = {call.id: call for call in calls}
+    """Every item verbatim but each `function_call`'s `call_id` and arguments, which are
+    the loop's echo of the call in the same place (its id made distinct, its arguments
+    sendable, if they were not); None when calls and items disagree."""
+    pending = list(calls)
     items: list[dict[str, Any]] = []
     for item in native.items:
         if item.get("type") == "function_call":
-            call = by_id.pop(str(item.get("call_id")), None)
-            if call is None:
+            if not pending or pending[0].name != item.get("name"):
                 return None
-            items.append({**item, "arguments": call.arguments_json()})
+            call = pending.pop(0)
+            items.append({**item, "call_id": call.id, "arguments": call.arguments_json()})
         else:
             items.append(dict(item))
-    return None if by_id else items
+    return None if pending else items
 
 
 def _function_call(call: ToolCall) -> dict[str, Any]:

@@ -293,13 +293,13 @@ class AnthropicWire:
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
-        """The conversation's rules (`_tool_pairing`); thinking blocks echoed intact; with
-        thinking on, the assistant turn of the last tool round starting with the thinking
-        it had; a paused turn sent back unchanged."""
+        """The conversation's rules (`_empty_content`, `_tool_pairing`); thinking blocks
+        echoed intact; with thinking on, the assistant turn of the last tool round starting
+        with the thinking it had; a paused turn sent back unchanged."""
         messages = [as_object(message) for message in as_list(body.get("messages"))]
-        unpaired = _tool_pairing(messages)
-        if unpaired is not None:
-            return Fault.bad_request(unpaired)
+        problem = _empty_content(messages) or _tool_pairing(messages)
+        if problem is not None:
+            return Fault.bad_request(problem)
         for index, message in enumerate(messages):
             if message.get("role") == "assistant":
                 problem = _altered_block(index, _blocks(message), ledger)
@@ -386,12 +386,38 @@ class AnthropicWire:
         return tuple(name for name in names if name is not None)
 
 
+def _empty_content(messages: list[dict[str, Any]]) -> str | None:
+    """The Messages API's 400 for a message with no content (but a final assistant
+    message, a prefill, which may be empty) or a text block with no text or only
+    whitespace (what Claude itself may answer beside a `tool_use`), else None."""
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        final_assistant = index == len(messages) - 1 and message.get("role") == "assistant"
+        if content in ("", []) and not final_assistant:
+            return (
+                f"messages.{index}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        texts = (
+            [content]
+            if isinstance(content, str)
+            else [as_str(b.get("text")) or "" for b in _blocks(message) if b.get("type") == "text"]
+        )
+        for text in texts:
+            if text == "" and isinstance(content, list):
+                return "messages: text content blocks must be non-empty"
+            if text and not text.strip():
+                return "messages: text content blocks must contain non-whitespace text"
+    return None
+
+
 def _tool_pairing(messages: list[dict[str, Any]]) -> str | None:
     """Why the conversation breaks the Messages API's rules (its 400 message), or None:
-    no `system` role among the messages, `tool_use` ids of its pattern, every `tool_use`
-    answered by a `tool_result` in the next message, and no `tool_result` that answers no
-    `tool_use` of the message before it."""
+    no `system` role among the messages, `tool_use` ids of its pattern and each used once
+    in the conversation, every `tool_use` answered by a `tool_result` in the next message,
+    and no `tool_result` that answers no `tool_use` of the message before it."""
     previous: list[str] = []  # the tool_use ids of the message before
+    used: set[str] = set()  # every tool_use id so far: ids are unique in a conversation
     for index, message in enumerate(messages):
         role = message.get("role")
         if role == "system":
@@ -419,6 +445,9 @@ def _tool_pairing(messages: list[dict[str, Any]]) -> str | None:
                     f"messages.{index}.content.{position}.tool_use.id: String should match "
                     "pattern '^[a-zA-Z0-9_-]+$'"
                 )
+            if call_id in used:
+                return f"messages.{index}.content.{position}: `tool_use` ids must be unique"
+            used.add(call_id)
             ids.append(call_id)
         following = messages[index + 1] if index + 1 < len(messages) else {}
         answered = {

@@ -260,7 +260,7 @@ class GoogleWire:
         (the model contents since the last user text) whose first `functionCall` part lost
         its thought signature."""
         contents = [as_object(content) for content in as_list(body.get("contents"))]
-        disorder = _turn_order(contents)
+        disorder = _empty_parts(contents) or _turn_order(contents)
         if disorder is not None:
             return Fault.bad_request(disorder)
         if not _signs_every_step(model):
@@ -365,6 +365,16 @@ class GoogleWire:
                 if name is not None:
                     names.append(name)
         return tuple(names)
+
+
+def _empty_parts(contents: list[dict[str, Any]]) -> str | None:
+    """The 400 message for a content with no parts, or None. A part of empty text is
+    taken: the real API answered one with a 200 (the recorded `gemini3_followup_echo`)."""
+    for index, content in enumerate(contents):
+        if not as_list(content.get("parts")):
+            where = f"GenerateContentRequest.contents[{index}].parts"
+            return f"* {where}: contents.parts must not be empty.\n"
+    return None
 
 
 def _turn_order(contents: list[dict[str, Any]]) -> str | None:
