@@ -52,6 +52,11 @@ from .core.foundation.content import (
     Document as Document,
     Image as Image,
 )
+from .core.foundation.cost import (
+    Cost as Cost,
+    Prices as Prices,
+    PriceSource as PriceSource,
+)
 from .core.foundation.errors import (
     AllAdaptersFailedError as AllAdaptersFailedError,
     AllAdaptersThrottledError as AllAdaptersThrottledError,
@@ -59,6 +64,7 @@ from .core.foundation.errors import (
     BadRequestError as BadRequestError,
     BatchCancelledError as BatchCancelledError,
     BatchExpiredError as BatchExpiredError,
+    BudgetExceededError as BudgetExceededError,
     CircularDependencyError as CircularDependencyError,
     ConfigurationError as ConfigurationError,
     ContentFilteredError as ContentFilteredError,
@@ -88,6 +94,7 @@ from .core.foundation.errors import (
     ToolValidationError as ToolValidationError,
     TransactionError as TransactionError,
     UnboundResourceError as UnboundResourceError,
+    UnpricedModelWarning as UnpricedModelWarning,
     UnsendableValueError as UnsendableValueError,
     UnsupportedContentError as UnsupportedContentError,
     UnsupportedFeatureError as UnsupportedFeatureError,

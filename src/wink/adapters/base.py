@@ -30,6 +30,7 @@ from ..core.foundation.errors import (
 from ..core.foundation.limits import DEFAULT_MAX_OUTPUT_RETRIES, DEFAULT_MAX_ROUNDS
 from ..core.foundation.messages import ModelRequest
 from ..core.foundation.runtime import portal
+from ..core.foundation.pricing import Pricer
 from ..core.foundation.settings import ModelSettings
 from ..core.throttling.limiter import InProcessLimiter, Limiter
 from ..core.throttling.retry import RetryPolicy
@@ -49,6 +50,7 @@ from .options import (
     limit,
     optional_str,
     positive,
+    prices_option,
     settings_from,
     telemetry_option,
     warn_unsupported,
@@ -154,12 +156,17 @@ class ProviderAdapter(Evaluator, BatchMethods):
             )
         self.limiter: Limiter = limiter if limiter is not None else InProcessLimiter()
         self._pacer = self.limiter.pacer(self.name)
+        self.prices = prices_option(options.get("prices"))
+        self.pricer = Pricer(self.host.system, self.model, self.prices)
         self._exchange = self._make_exchange()
 
     def _make_exchange(self) -> Exchanging:
         """How this adapter's requests make their round trip (core's `Exchange`, which
-        drives the provider's translator)."""
-        return Exchange(self.api, secrets=self._secrets, timeout=self.timeout)
+        drives the provider's translator and prices each answer)."""
+        return Exchange(self.api, secrets=self._secrets, timeout=self.timeout, pricer=self.pricer)
+
+    def check_priced(self) -> None:
+        self.pricer.check()
 
     @classmethod
     def _host_type(cls, name: str) -> type[Host]:
@@ -312,6 +319,7 @@ class ProviderAdapter(Evaluator, BatchMethods):
             timeout=self.timeout,
             retry_policy=self.retry_policy,
             loop_settings=self.loop_settings(),
+            pricer=self.pricer.for_batch(),
         )
 
     # ---- token counts

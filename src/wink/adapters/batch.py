@@ -36,6 +36,7 @@ from ..core.foundation.errors import (
 )
 from ..core.foundation.messages import ModelRequest, ModelResponse
 from ..core.foundation.portable import CallIdRules, distinct_call_ids, portable_messages
+from ..core.foundation.pricing import Pricer
 from ..core.foundation.settings import ModelSettings
 from ..core.prompting.session import Session
 from ..core.throttling.retry import RetryPolicy
@@ -172,6 +173,7 @@ class BatchRunner:
         timeout: float,
         retry_policy: RetryPolicy,
         loop_settings: LoopSettings,
+        pricer: Pricer | None = None,
     ) -> None:
         host = api.host
         wire = api.batch_wire() if host.offers_batches else None
@@ -190,7 +192,8 @@ class BatchRunner:
         self._loop_settings = replace(
             loop_settings, retry_policy=RetryPolicy(max_attempts=1), telemetry=None
         )
-        self._default = Exchange(api, secrets=secrets, timeout=timeout)
+        self._pricer = pricer  # the batch discount's (`Pricer.for_batch`)
+        self._default = Exchange(api, secrets=secrets, timeout=timeout, pricer=pricer)
 
     # ---- the public operations
 
@@ -290,6 +293,9 @@ class BatchRunner:
             },
         )
         name = prompt.name
+        budget = call.budget
+        if budget is not None and budget.max_cost is not None and self._pricer is not None:
+            self._pricer.check()  # a limit in money that cannot trip is refused now
         client = DeferredClient(
             self.name,
             self._exchange(item.settings),
@@ -413,6 +419,7 @@ class BatchRunner:
             type(api)(api.settings.merged(settings), api.host),
             secrets=self._secrets,
             timeout=self._timeout,
+            pricer=self._pricer,
         )
 
     # ---- checks

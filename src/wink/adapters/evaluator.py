@@ -204,6 +204,11 @@ class Evaluator(ABC):
         `settings`: the call's model settings, merged over each adapter's."""
 
     @abstractmethod
+    def check_priced(self) -> None:
+        """Raise `ConfigurationError` unless every model that may answer has a price
+        (a `Budget(max_cost=...)` needs one)."""
+
+    @abstractmethod
     def check_call_settings(self, settings: ModelSettings) -> None:
         """Refuse (`ConfigurationError`) or warn about (`UnsupportedSettingWarning`) a
         call's settings as the adapter does its own: at the call, before sending."""
@@ -318,6 +323,9 @@ class Evaluator(ABC):
         from ..core.agent.loop import run_evaluation
         from ..core.prompting.session import Session
 
+        budget = call.budget
+        if budget is not None and budget.max_cost is not None:
+            self.check_priced()  # a limit in money that cannot trip is refused now
         session = call.session if call.session is not None else Session()
         sources = prompt.tool_sources
         if sources:

@@ -238,6 +238,10 @@ class FallbackAdapter(Evaluator):
         for adapter in self.adapters:  # each merges the call's over its own
             adapter.check_call_settings(settings)
 
+    def check_priced(self) -> None:
+        for adapter in self.adapters:  # each round is priced by the adapter that runs it
+            adapter.check_priced()
+
     # ---- opening and closing
 
     def _prepare(self, *, sync: bool) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 from urllib.parse import urlsplit
 
+from ..core.foundation.cost import Prices
 from ..core.foundation.errors import (
     ConfigurationError,
     InvalidArgumentError,
@@ -40,6 +41,7 @@ __all__ = [
     "limit",
     "optional_str",
     "positive",
+    "prices_option",
     "settings_from",
     "telemetry_option",
     "warn_unsupported",
@@ -66,6 +68,8 @@ class AdapterOptions(TypedDict, total=False):
     once the application has configured OpenTelemetry; see docs/observability.md).
     Pacing: `limiter` (default: this adapter's own `InProcessLimiter`; a `RedisLimiter`
     shares the provider's limit across processes, see docs/fleet.md).
+    Cost: `prices` (a `Prices`: your own per-million rates for this model, which win over
+    genai-prices'; see docs/cost.md).
     """
 
     client: Any
@@ -91,6 +95,7 @@ class AdapterOptions(TypedDict, total=False):
     parallel_tool_calls: bool | None
     tracer_provider: Any
     limiter: Limiter | None
+    prices: Prices | None
 
 
 class AnyHostOptions(AdapterOptions, AzureOptions, BedrockOptions, VertexOptions, total=False):
@@ -251,6 +256,16 @@ def limit(value: object, name: str) -> int | None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ConfigurationError(f"{name} must be an int >= 1 or None, got {value!r}", option=name)
     return value
+
+
+def prices_option(value: object) -> Prices | None:
+    """The adapter's own `prices=`: a `Prices`, or None for genai-prices'."""
+    if value is None or isinstance(value, Prices):
+        return value
+    raise ConfigurationError(
+        f"prices must be a wink.Prices (per-million rates), got {type(value).__name__}",
+        option="prices",
+    )
 
 
 def warn_unsupported(

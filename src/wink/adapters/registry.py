@@ -130,7 +130,9 @@ def create_adapter(spec: str, **options: Unpack[AnyHostOptions]) -> ProviderAdap
       docs/observability.md);
     - `limiter` (paces requests to the provider's rate limit; default: the adapter's own
       `InProcessLimiter`; a `RedisLimiter` shares one limit across processes:
-      docs/fleet.md).
+      docs/fleet.md);
+    - `prices` (a `Prices`: your own per-million rates for this model, which win over
+      genai-prices': docs/cost.md).
 
     A malformed spec, an unknown provider or option, or a missing extra raises
     `ConfigurationError` (a `WinkError` and a `ValueError`).

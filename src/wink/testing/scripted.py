@@ -19,6 +19,7 @@ from ..core.foundation.errors import (
 )
 from ..core.foundation.events import EventSink
 from ..core.foundation.messages import ModelRequest, ModelResponse, ToolCall, Usage
+from ..core.foundation.pricing import Pricer
 from ..core.transport.decoding import events_of
 from ..core.transport.http import EncodedRequest, HttpCalls, Transport, WireRequest
 from ..core.transport.runner import Exchanging, OnOpen
@@ -139,10 +140,12 @@ class ScriptedHost(Host):
 
 
 class _ScriptExchange:
-    """The round trip of a scripted model: the next step of the script."""
+    """The round trip of a scripted model: the next step of the script, priced by the
+    adapter's `pricer` as a real answer is (`model=` and `prices=` set its price)."""
 
-    def __init__(self, script: _Script) -> None:
+    def __init__(self, script: _Script, pricer: Pricer) -> None:
         self.script = script
+        self.pricer = pricer
 
     async def request(self, request: ModelRequest, transport: Transport) -> ModelResponse:
         script = self.script
@@ -158,7 +161,7 @@ class _ScriptExchange:
             step = step(request)
         if isinstance(step, BaseException):
             raise step
-        return step
+        return self.pricer.tag(step)
 
     async def stream(
         self,
@@ -204,4 +207,4 @@ class ScriptedAdapter(ProviderAdapter):
         return ScriptedHost
 
     def _make_exchange(self) -> Exchanging:
-        return _ScriptExchange(self._script)
+        return _ScriptExchange(self._script, self.pricer)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..foundation.cost import PriceTag
 from ..foundation.events import ToolInvoked
 from ..foundation.messages import Usage
 from ..foundation.transcript import TranscriptMessage
@@ -34,7 +35,9 @@ class LoopState:
     keep the limits whole across the wait: `failed_rounds` (consecutive tool rounds whose
     every call failed), `usage` (what the earlier requests cost, the budget's), `rejected`
     (structured answers rejected so far, `max_output_retries`'), `thoughts` (readable
-    thinking so far). `invocations` are the tools it ran, kept in this process only.
+    thinking so far). `invocations` are the tools it ran and `price_tag` what the earlier
+    requests cost, both kept in this process only (a job read back from JSON has no
+    cost for its earlier rounds: its items' `cost` is then None, never a part sum).
     """
 
     messages: tuple[TranscriptMessage, ...]
@@ -44,6 +47,7 @@ class LoopState:
     rejected: int = 0
     thoughts: tuple[str, ...] = ()
     invocations: tuple[ToolInvoked, ...] = field(default=(), compare=False)
+    price_tag: PriceTag | None = field(default=None, compare=False)
 
 
 class AnswerLater(Exception):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Protocol, cast
 
 from ..foundation.content import Attachment, TextPart, UserPart
+from ..foundation.cost import Cost, PriceTag
 from ..foundation.errors import (
     DeadlineExceededError,
     EvaluationPhase,
@@ -124,6 +125,10 @@ class PromptResponse(Generic[OutputT]):
     turns): pass it as `history=` to go on (docs/conversations.md). `pending` are the
     calls that stopped the evaluation to wait for a person (docs/approvals.md); then
     `text` is what the model said with them and `output` is None.
+
+    `cost` is what the evaluation cost, every round's answer priced by the adapter that
+    ran it (None when one cannot be priced; docs/cost.md); `model` the model that gave
+    the last answer, as the provider named it (the adapter's `model` is the one asked for).
     """
 
     prompt_name: str
@@ -136,6 +141,13 @@ class PromptResponse(Generic[OutputT]):
     thinking: str | None = None  # the readable thinking of every round, where shown
     transcript: Transcript = field(default_factory=Transcript)
     pending: tuple[PendingToolCall, ...] = ()
+    model: str | None = None
+    price_tag: PriceTag | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def cost(self) -> Cost | None:
+        tag = self.price_tag
+        return tag.cost if tag is not None else None
 
 
 async def run_evaluation(
@@ -300,7 +312,8 @@ class _Evaluation(Generic[OutputT]):
         evaluation stopped to wait for an answer, with its counters."""
         if state is not None:
             self.messages = list(state.messages)
-            self.rounds, self.tracker.usage = state.round - 1, state.usage
+            self.rounds = state.round - 1
+            self.tracker.resume(state.usage, state.price_tag)
             self.invocations, self.thoughts = list(state.invocations), list(state.thoughts)
             self.failed_rounds = state.failed_rounds
             if self.answers is not None:
@@ -363,7 +376,7 @@ class _Evaluation(Generic[OutputT]):
                     prompt_name=self.name,
                 ) from error
             raise
-        self.tracker.record(response.usage + _ONE_REQUEST)
+        self.tracker.record(response.usage + _ONE_REQUEST, response.price_tag)
         return response
 
     async def _handle(
@@ -475,6 +488,8 @@ class _Evaluation(Generic[OutputT]):
             thinking=thinking,
             transcript=Transcript(cast(list[TranscriptMessage], self.messages)),
             pending=self.pending,
+            model=response.model,
+            price_tag=self.tracker.price_tag,
         )
         executed = PromptExecuted(
             prompt_name=self.name,
@@ -484,6 +499,7 @@ class _Evaluation(Generic[OutputT]):
             usage=self.tracker.usage,
             rounds=self.rounds,
             thinking=thinking,
+            price_tag=self.tracker.price_tag,
         )
         publish(self.session, executed)
         return result
@@ -498,6 +514,7 @@ class _Evaluation(Generic[OutputT]):
             error=failure,
             rounds=self.rounds,
             usage=self.tracker.usage,
+            price_tag=self.tracker.price_tag,
         )
         trace = current_trace()
         if trace is not None:
@@ -517,6 +534,7 @@ class _Evaluation(Generic[OutputT]):
             self.answers.rejected if self.answers is not None else 0,
             tuple(self.thoughts),
             tuple(self.invocations),
+            self.tracker.price_tag,
         )
 
     def _show(self, event: ToolInvoked) -> None:
@@ -524,7 +542,9 @@ class _Evaluation(Generic[OutputT]):
         self.sink.put([event])
 
     async def _round_finished(self, response: ModelResponse, tool_calls: int) -> None:
-        finished = RoundFinished(self.rounds, response.finish_reason, response.usage, tool_calls)
+        finished = RoundFinished(
+            self.rounds, response.finish_reason, response.usage, tool_calls, response.price_tag
+        )
         await self.sink.send([finished])
 
     def _note_thinking(self, response: ModelResponse) -> None:

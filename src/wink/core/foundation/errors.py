@@ -28,6 +28,7 @@
     + OutputTruncatedError
     + RefusalError
     + ThrottleError
+    + BudgetExceededError
     + AllAdaptersFailedError
       + AllAdaptersThrottledError
     + BatchExpiredError
@@ -53,7 +54,8 @@ LLM providers: it is a resource factory that raised (`wink.core.prompting.resour
 `AllAdaptersThrottledError` is also a `ThrottleError`: `except ThrottleError` catches a
 `FallbackAdapter` whose adapters were all throttled.
 
-One warning: `UnsupportedSettingWarning`, when a provider cannot honour a setting.
+Two warnings: `UnsupportedSettingWarning`, when a provider cannot honour a setting;
+`UnpricedModelWarning`, when an answer cannot be priced (its `cost` is None).
 
 Exceptions are for infrastructure failures; a tool's own failure is a `ToolResult`
 sent back to the model, never one of these (see `wink.core.prompting.tools`).
@@ -68,7 +70,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .messages import FinishReason
+    from .cost import Cost, PriceTag
+    from .messages import FinishReason, Usage
 
 __all__ = [
     "AllAdaptersFailedError",
@@ -77,6 +80,7 @@ __all__ = [
     "BadRequestError",
     "BatchCancelledError",
     "BatchExpiredError",
+    "BudgetExceededError",
     "CircularDependencyError",
     "ConfigurationError",
     "ContentFilteredError",
@@ -107,6 +111,7 @@ __all__ = [
     "TransactionError",
     "UnboundResourceError",
     "UnsendableValueError",
+    "UnpricedModelWarning",
     "UnsupportedContentError",
     "UnsupportedFeatureError",
     "UnsupportedSettingWarning",
@@ -543,6 +548,33 @@ class ThrottleError(PromptEvaluationError):
         )
 
 
+class BudgetExceededError(PromptEvaluationError):
+    """The evaluation's `Budget` is spent (`phase="budget"`): a round went past one of its
+    limits, or the next round would start with nothing left. `usage` is what the
+    evaluation used so far, `cost` what it cost (None where a round cannot be priced;
+    worked out when read: docs/cost.md)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        prompt_name: str,
+        usage: Usage,
+        price_tag: PriceTag | None = None,
+        provider_payload: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(
+            message, prompt_name=prompt_name, phase="budget", provider_payload=provider_payload
+        )
+        self.usage = usage
+        self.price_tag = price_tag
+
+    @property
+    def cost(self) -> Cost | None:
+        tag = self.price_tag
+        return tag.cost if tag is not None else None
+
+
 class AllAdaptersFailedError(PromptEvaluationError):
     """Every adapter of a `FallbackAdapter` failed the same request (`phase="request"`).
 
@@ -641,3 +673,9 @@ class UnsupportedSettingWarning(UserWarning):
     A warning, not an error, so that switching provider stays a one-string change; make
     it an error with `warnings.simplefilter("error", UnsupportedSettingWarning)`.
     """
+
+
+class UnpricedModelWarning(UserWarning):
+    """An answer's model has no price: not in genai-prices' data for its provider, and no
+    `prices=` on the adapter. Its `cost` is None (never a guess). Warned once per model
+    per process; give the adapter `prices=` to price it (docs/cost.md)."""

@@ -29,6 +29,8 @@ from .transcript import PendingToolCall
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
+    from .cost import Cost, PriceTag
+
 __all__ = [
     "AdapterSwitched",
     "ApprovalRequired",
@@ -117,6 +119,12 @@ class PromptExecuted:
     usage: Usage
     rounds: int
     thinking: str | None = None  # as `PromptResponse.thinking`
+    price_tag: PriceTag | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def cost(self) -> Cost | None:
+        """What the evaluation cost (`PromptResponse.cost`)."""
+        return _cost_of(self.price_tag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +160,13 @@ class PromptFailed:
     error: WinkError
     rounds: int
     usage: Usage
+    price_tag: PriceTag | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def cost(self) -> Cost | None:
+        """What the requests answered before the failure cost (None: one of them could
+        not be priced)."""
+        return _cost_of(self.price_tag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,22 +262,34 @@ class OutputDelta:
 
 @dataclass(frozen=True, slots=True)
 class UsageReported:
-    """The provider reported the round's token usage."""
+    """The provider reported the round's token usage; `cost` is what the round cost
+    (None when it cannot be priced: docs/cost.md), worked out when first read."""
 
     usage: Usage
+    price_tag: PriceTag | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def cost(self) -> Cost | None:
+        return _cost_of(self.price_tag)
 
 
 @dataclass(frozen=True, slots=True)
 class RoundFinished:
     """A round ended: the model's turn is complete and its tools (if any) have run.
 
-    `usage` is the round's; `tool_calls` how many calls it made (0 for the final round).
+    `usage` is the round's; `tool_calls` how many calls it made (0 for the final round);
+    `cost` what the round cost (as `UsageReported.cost`).
     """
 
     round: int
     finish_reason: FinishReason
     usage: Usage
     tool_calls: int
+    price_tag: PriceTag | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def cost(self) -> Cost | None:
+        return _cost_of(self.price_tag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +304,10 @@ class RoundRestarted:
     round: int
     attempt: int
     error: ThrottleError
+
+
+def _cost_of(tag: PriceTag | None) -> Cost | None:
+    return tag.cost if tag is not None else None
 
 
 StreamEvent = (

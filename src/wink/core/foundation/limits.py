@@ -6,13 +6,15 @@ import math
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import cast
 
+from .cost import PriceTag, as_amount
 from .errors import (
+    BudgetExceededError,
     ConfigurationError,
     DeadlineExceededError,
     InvalidArgumentError,
-    PromptEvaluationError,
 )
 from .messages import Usage
 
@@ -161,12 +163,20 @@ def _seconds_from_now(value: object, call: str, *, shown: object = None) -> floa
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    """Upper bounds on what one evaluation may spend; None means unbounded."""
+    """Upper bounds on what one evaluation may spend; None means unbounded.
+
+    `max_cost` is money, in the currency of the prices (USD for genai-prices'):
+    `Budget(max_cost=Decimal("0.50"))`. No round starts once the evaluation has spent it,
+    and the round that goes past it ends the evaluation (`BudgetExceededError`). Every
+    model that may answer needs a price (docs/cost.md): one without is a
+    `ConfigurationError` before the first request.
+    """
 
     max_input_tokens: int | None = None
     max_output_tokens: int | None = None
     max_total_tokens: int | None = None
     max_requests: int | None = None
+    max_cost: Decimal | None = None
 
     def __post_init__(self) -> None:
         for name in ("max_input_tokens", "max_output_tokens", "max_total_tokens", "max_requests"):
@@ -177,26 +187,54 @@ class Budget:
                 raise ConfigurationError(
                     f"Budget.{name} must be a non-negative int, got {value!r}", option=name
                 )
+        if self.max_cost is not None:
+            amount = as_amount(self.max_cost, "Budget.max_cost", "max_cost")
+            object.__setattr__(self, "max_cost", amount)
 
 
 class BudgetTracker:
-    """Accumulates usage of one evaluation and raises once its budget is spent."""
+    """Accumulates usage of one evaluation and raises once its budget is spent.
 
-    __slots__ = ("budget", "prompt_name", "usage")
+    Each round's price tag is kept (`price_tag` is their sum, read when asked); with a
+    `max_cost`, each round's cost is read as it comes and added up (`spent`)."""
+
+    __slots__ = ("_tags", "budget", "prompt_name", "spent", "usage")
 
     def __init__(self, budget: Budget | None, *, prompt_name: str) -> None:
         self.budget = budget
         self.prompt_name = prompt_name
         self.usage = Usage()
+        self.spent = Decimal(0)
+        self._tags: list[PriceTag | None] = []
+
+    @property
+    def price_tag(self) -> PriceTag:
+        """The evaluation's cost so far: the rounds' costs added up, when read."""
+        return PriceTag.of(self._tags)
+
+    def resume(self, usage: Usage, tag: PriceTag | None) -> None:
+        """Go on from an evaluation stopped earlier (a batch round), which used `usage`
+        at the cost `tag`."""
+        self.usage = usage
+        self._tags = [tag]
+        if self.budget is not None and self.budget.max_cost is not None:
+            cost = tag.cost if tag is not None else None
+            self.spent = cost.total if cost is not None else Decimal(0)
 
     def before_request(self) -> None:
         budget = self.budget
-        limit = budget.max_requests if budget is not None else None
+        if budget is None:
+            return
+        limit = budget.max_requests
         if limit is not None and self.usage.requests >= limit:
             self._fail(f"request limit of {limit} reached")
+        most = budget.max_cost
+        if most is not None and self.spent >= most:
+            self._fail(f"cost budget of {most} spent ({self.spent}): no new round starts")
 
-    def record(self, usage: Usage) -> None:
+    def record(self, usage: Usage, tag: PriceTag | None = None) -> None:
         self.usage = self.usage + usage
+        self._tags.append(tag)
         budget = self.budget
         if budget is None:
             return
@@ -208,13 +246,27 @@ class BudgetTracker:
         ):
             if limit is not None and value > limit:
                 self._fail(f"{what} budget exceeded: {value} > {limit}")
+        most = budget.max_cost
+        if most is not None:
+            cost = tag.cost if tag is not None else None
+            if cost is None:
+                raise ConfigurationError(
+                    "Budget(max_cost=...) needs every answer priced, and this one has no "
+                    "price (its model is not in genai-prices): give the adapter "
+                    "prices=Prices(...) (docs/cost.md)",
+                    option="prices",
+                )
+            self.spent += cost.total
+            if self.spent > most:
+                self._fail(f"cost budget exceeded: {self.spent} > {most}")
 
     def _fail(self, message: str) -> None:
         spent = self.usage
-        raise PromptEvaluationError(
+        raise BudgetExceededError(
             message,
             prompt_name=self.prompt_name,
-            phase="budget",
+            usage=spent,
+            price_tag=self.price_tag,
             provider_payload={
                 "input_tokens": spent.input_tokens,
                 "output_tokens": spent.output_tokens,

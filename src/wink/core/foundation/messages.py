@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .content import Attachment, CachePoint, TextPart, UserPart
 
 if TYPE_CHECKING:
+    from .cost import Cost, PriceTag
     from .limits import Deadline
 
 __all__ = [
@@ -60,6 +61,12 @@ class Usage:
     `cache_write_tokens` (written to it: Anthropic's `cache_creation_input_tokens`,
     OpenAI's `cache_write_tokens`; Gemini reports none). Likewise `output_tokens`
     includes `reasoning_tokens` (the tokens spent thinking are billed as output).
+    `cache_write_1h_tokens` is the part of `cache_write_tokens` written for an hour
+    (Anthropic's `ttl: "1h"`, billed higher than the 5-minute writes).
+
+    `billed_cost` is what the host itself billed for the request, in USD, when its answer
+    says (OpenRouter's `usage.cost`); None when it does not. It is the sum of what was
+    reported: a request that reported none adds nothing.
     """
 
     input_tokens: int = 0
@@ -68,6 +75,7 @@ class Usage:
     reasoning_tokens: int = 0
     requests: int = 0
     cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
     billed_cost: float | None = None
     """What the host billed for the request, where it says (OpenRouter's `usage.cost`, in
     its credits); None: it did not say."""
@@ -84,6 +92,7 @@ class Usage:
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             requests=self.requests + other.requests,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             billed_cost=_cost_sum(self.billed_cost, other.billed_cost),
         )
 
@@ -288,6 +297,11 @@ class ModelResponse:
     `refusal` is the provider's own words when the model declined (OpenAI's
     `message.refusal` or `refusal` content part, Anthropic's `stop_details.explanation`),
     apart from `text`, which holds only what the model answered before it stopped.
+
+    `model` is the model that answered, as the answer names it (a dated snapshot of the
+    one asked for, an Azure deployment's model), `service_tier` the tier the answer says
+    it ran on (OpenAI's and Gemini's `flex`, `priority`); None where the answer does not
+    say. Both set its price: `cost` (docs/cost.md), worked out when first read.
     """
 
     text: str | None
@@ -301,6 +315,15 @@ class ModelResponse:
     native: NativeOutput | None = None
     refusal: str | None = None
     origin: str | None = None  # set by the runner that got it (`AssistantMessage.origin`)
+    model: str | None = None
+    service_tier: str | None = None
+    price_tag: PriceTag | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def cost(self) -> Cost | None:
+        """What this answer cost; None when it cannot be priced (docs/cost.md)."""
+        tag = self.price_tag
+        return tag.cost if tag is not None else None
 
     @property
     def thinking_text(self) -> str | None:

@@ -462,6 +462,9 @@ def _answered(span: Span, response: ModelResponse, content: bool) -> None:
     identifier = raw.get("id", raw.get("responseId"))
     if isinstance(identifier, str):
         attributes["gen_ai.response.id"] = identifier
+    cost = response.cost  # no semantic convention yet: wink's own name (docs/cost.md)
+    if cost is not None and cost.currency == "USD":
+        attributes["wink.cost.usd"] = float(cost.total)
     if content:
         attributes["gen_ai.output.messages"] = json.dumps(
             [_message_json(response.to_message(), response.finish_reason)], ensure_ascii=False

@@ -259,7 +259,7 @@ def events_of(response: ModelResponse) -> list[StreamEvent]:
         out.append(ToolCallStarted(index, call.id, call.name))
         out.append(ToolCallReady(index, call.id, call.name, _arguments(call)))
     if response.usage.total_tokens:
-        out.append(UsageReported(response.usage))
+        out.append(UsageReported(response.usage, response.price_tag))
     return out
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any, cast
 
 from ..foundation.errors import (
@@ -47,7 +48,9 @@ __all__ = [
     "error_from_facts",
     "error_from_status",
     "map_sdk_errors",
+    "read_amount",
     "read_count",
+    "read_label",
     "redact_exception_chain",
     "redact_secrets",
     "response_shape_error",
@@ -383,6 +386,40 @@ def response_shape_error(
 
 class MalformedResponse(ValueError):
     """A provider body that is JSON but not the documented shape (raised by parsers)."""
+
+
+def _at(node: Any, path: tuple[str, ...]) -> Any:
+    """The value at `path`, None where it or the way to it is absent."""
+    for key in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = cast(Mapping[str, Any], node).get(key)
+    return node
+
+
+def read_label(body: Any, *path: str) -> str | None:
+    """A string at `path` in an answer (the model that answered, its service tier): None
+    when it or the way to it is absent, malformed when it is not a string."""
+    node = _at(body, path)
+    if node is None:
+        return None
+    if not isinstance(node, str):
+        raise MalformedResponse(f"{'.'.join(path)} is not a string")
+    return node or None
+
+
+def read_amount(counts: Any, *path: str) -> Decimal | None:
+    """An amount of money at `path` in a usage object (a host's billed cost), exactly as
+    written: None when absent, malformed when not a number."""
+    node = _at(counts, path)
+    if node is None:
+        return None
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        raise MalformedResponse(f"usage.{'.'.join(path)} is not a number")
+    amount = Decimal(repr(node)) if isinstance(node, float) else Decimal(node)
+    if not amount.is_finite() or amount < 0:
+        raise MalformedResponse(f"usage.{'.'.join(path)} is not an amount")
+    return amount
 
 
 def read_count(counts: Any, *path: str) -> int:

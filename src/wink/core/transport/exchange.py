@@ -21,6 +21,7 @@ from ..foundation.carriage import ContentRules, check_content
 from ..foundation.errors import ConfigurationError, PromptEvaluationError, WinkError
 from ..foundation.events import EventSink
 from ..foundation.messages import ModelRequest, ModelResponse
+from ..foundation.pricing import Pricer
 from ..throttling.headers import RateLimitHeaders, rate_limit_info_from_headers
 from . import wire_log
 from .decoding import StreamFormat, events_of
@@ -65,14 +66,25 @@ class Translator(Protocol):
 
 class Exchange:
     """One adapter's round trips: `request` (the whole answer), `stream` (into a sink)
-    and `count_tokens` (the input tokens `request` would send, by the provider's count)."""
+    and `count_tokens` (the input tokens `request` would send, by the provider's count).
 
-    __slots__ = ("_secrets", "_timeout", "translator")
+    With a `pricer`, every answer it reads carries its price tag (`ModelResponse.cost`),
+    a stream's `UsageReported` too."""
 
-    def __init__(self, translator: Translator, *, secrets: tuple[str, ...], timeout: float) -> None:
+    __slots__ = ("_pricer", "_secrets", "_timeout", "translator")
+
+    def __init__(
+        self,
+        translator: Translator,
+        *,
+        secrets: tuple[str, ...],
+        timeout: float,
+        pricer: Pricer | None = None,
+    ) -> None:
         self.translator = translator
         self._secrets = secrets
         self._timeout = timeout
+        self._pricer = pricer
 
     async def request(self, request: ModelRequest, transport: Transport) -> ModelResponse:
         content, headers = await self._post(request, self._wire(request), transport)
@@ -125,12 +137,14 @@ class Exchange:
         """A 2xx answer body that came some other way (a batch's results), decoded JSON,
         read as `request` reads its answer."""
         try:
-            return self.translator.parse_response(data)
+            response = self.translator.parse_response(data)
         except ValueError as error:  # MalformedResponse
             text = json.dumps(data, ensure_ascii=False, default=str)
             raise response_shape_error(
                 request.prompt_name, str(error), body=text[:2000], secrets=self._secrets
             ) from error
+        pricer = self._pricer
+        return response if pricer is None else pricer.tag(response)
 
     async def stream(
         self,
@@ -151,7 +165,7 @@ class Exchange:
         prompt, secrets = request.prompt_name, self._secrets
         wire = self._wire(request, streamed)
         decoder = streamed.decoder(prompt, secrets, translator.parse_response)
-        reader = BodyReader(decoder, prompt, secrets, streamed.framing())
+        reader = BodyReader(decoder, prompt, secrets, streamed.framing(), self._pricer)
         logged = wire_log.enabled()
         if logged:
             wire_log.log_request(translator.name, self._url(wire), wire.content, secrets)
@@ -227,7 +241,10 @@ class Exchange:
                 request.prompt_name, str(error), body=text[:2000], secrets=self._secrets
             ) from error
         rate_limit = rate_limit_info_from_headers(headers, translator.rate_limit_headers)
-        return response if rate_limit is None else replace(response, rate_limit=rate_limit)
+        if rate_limit is not None:
+            response = replace(response, rate_limit=rate_limit)
+        pricer = self._pricer
+        return response if pricer is None else pricer.tag(response)
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 from ..foundation.errors import ThrottleError, WinkError
 from ..foundation.events import EventSink, StreamEvent, UsageReported
 from ..foundation.messages import ModelResponse
+from ..foundation.pricing import Pricer
 from .decoding import Frame, Framing, StreamDecoder, decode_json
 from .errors import SdkErrors, map_sdk_errors, response_shape_error
 from .sse import SSEDecoder
@@ -27,10 +28,11 @@ class BodyReader:
 
     `feed` and `finish` return the events found; a failure (an error event, a malformed
     event) is kept in `failure`, to be raised once those events are delivered. After
-    `finish`, `response` holds the round's `ModelResponse` unless `failure` is set.
+    `finish`, `response` holds the round's `ModelResponse` unless `failure` is set, priced
+    by `pricer` (if any), like its `UsageReported`.
     """
 
-    __slots__ = ("_decoder", "_framing", "_prompt", "_secrets", "failure", "response")
+    __slots__ = ("_decoder", "_framing", "_pricer", "_prompt", "_secrets", "failure", "response")
 
     def __init__(
         self,
@@ -38,11 +40,13 @@ class BodyReader:
         prompt_name: str,
         secrets: tuple[str, ...],
         framing: Framing | None = None,
+        pricer: Pricer | None = None,
     ) -> None:
         self._decoder = decoder
         self._prompt = prompt_name
         self._secrets = secrets
         self._framing: Framing = framing if framing is not None else SSEDecoder()
+        self._pricer = pricer
         self.failure: WinkError | None = None
         self.response: ModelResponse | None = None
 
@@ -75,8 +79,11 @@ class BodyReader:
         except ValueError as error:
             self.failure = self._malformed(error)
             return out
+        pricer = self._pricer
+        if pricer is not None:
+            response = pricer.tag(response)
         if self._decoder.usage_reported:
-            out.append(UsageReported(response.usage))
+            out.append(UsageReported(response.usage, response.price_tag))
         self.response = response
         return out
 

@@ -55,6 +55,7 @@ from ...core.transport.errors import (
     StatusFacts,
     map_sdk_errors,
     read_count,
+    read_label,
 )
 from .thinking import anthropic_thinking
 
@@ -400,6 +401,8 @@ def parse_response(body: Any) -> ModelResponse:
     reason = _FINISH_REASONS.get(str(message.get("stop_reason")), "other")
     usage = _parse_usage(message.get("usage"))
     native = NativeOutput(PROVIDER, tuple(blocks))
+    model = read_label(message, "model")
+    tier = read_label(message, "usage", "service_tier")
     if calls:
         return ModelResponse(
             text="".join(texts) or None,
@@ -409,6 +412,8 @@ def parse_response(body: Any) -> ModelResponse:
             raw=message,
             thinking=tuple(thinking),
             native=native,
+            model=model,
+            service_tier=tier,
         )
     if reason == "tool_calls":
         raise MalformedResponse("stop_reason is tool_use but there is no tool_use block")
@@ -420,6 +425,8 @@ def parse_response(body: Any) -> ModelResponse:
         thinking=tuple(thinking),
         native=native,
         refusal=_refusal_explanation(message.get("stop_details")) if reason == "refusal" else None,
+        model=model,
+        service_tier=tier,
     )
 
 
@@ -468,7 +475,8 @@ def _parse_tool_call(block: dict[str, Any]) -> ToolCall:
 
 def _parse_usage(value: Any) -> Usage:
     """Anthropic's `input_tokens` excludes cache reads and writes; wink's includes them.
-    `output_tokens` includes thinking; newer answers count it apart (`thinking_tokens`)."""
+    `output_tokens` includes thinking; newer answers count it apart (`thinking_tokens`).
+    `cache_creation` splits the writes by how long they last (1 hour costs more)."""
     if not isinstance(value, dict):
         raise MalformedResponse("`usage` is missing")
     counts = cast(dict[str, Any], value)
@@ -481,6 +489,7 @@ def _parse_usage(value: Any) -> Usage:
         cached_tokens=read,
         reasoning_tokens=read_count(counts, "output_tokens_details", "thinking_tokens"),
         cache_write_tokens=written,
+        cache_write_1h_tokens=read_count(counts, "cache_creation", "ephemeral_1h_input_tokens"),
     )
 
 

@@ -34,6 +34,7 @@ from ...core.foundation.settings import ModelSettings
 from ...core.transport.errors import (
     MalformedResponse,
     read_count,
+    read_label,
 )
 from .thinking import gemini_thinking_config
 
@@ -326,11 +327,21 @@ def parse_response(body: Any) -> ModelResponse:
         raise MalformedResponse("the body is not a JSON object")
     body = cast(dict[str, Any], body)
     usage = _parse_usage(body.get("usageMetadata"))
+    model = read_label(body, "modelVersion")
+    tier = read_label(body, "usageMetadata", "serviceTier")
+    tier = tier.lower() if tier is not None else None  # genai-prices' "flex", "priority"
     candidates = body.get("candidates")
     if not candidates:
         feedback = body.get("promptFeedback")
         if isinstance(feedback, dict) and cast(dict[str, Any], feedback).get("blockReason"):
-            return ModelResponse(text=None, usage=usage, finish_reason="content_filter", raw=body)
+            return ModelResponse(
+                text=None,
+                usage=usage,
+                finish_reason="content_filter",
+                raw=body,
+                model=model,
+                service_tier=tier,
+            )
         raise MalformedResponse("no candidates and no promptFeedback.blockReason")
     if not isinstance(candidates, list):
         raise MalformedResponse("candidates is not a list")
@@ -354,6 +365,8 @@ def parse_response(body: Any) -> ModelResponse:
         raw=body,
         thinking=tuple(_parse_thought(part) for part in parts if part.get("thought") is True),
         native=NativeOutput(PROVIDER, tuple(parts)) if parts else None,
+        model=model,
+        service_tier=tier,
     )
 
 

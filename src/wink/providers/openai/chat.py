@@ -33,7 +33,7 @@ from ...core.foundation.messages import (
     UserMessage,
 )
 from ...core.foundation.settings import ModelSettings
-from ...core.transport.errors import MalformedResponse, read_count
+from ...core.transport.errors import MalformedResponse, read_count, read_label
 from .client import FILE_BYTES, failure_text, file_name, image_carriage, strict_schema
 from .thinking import openai_reasoning_effort
 
@@ -294,6 +294,8 @@ def parse_response(body: Any) -> ModelResponse:
         raw=completion,
         thinking=thinking,
         refusal=refusal or None,
+        model=read_label(completion, "model"),
+        service_tier=read_label(completion, "service_tier"),
     )
 
 
@@ -387,7 +389,8 @@ def _parse_tool_calls(value: Any) -> tuple[ToolCall, ...]:
 def _parse_usage(counts: Any) -> Usage:
     """Some compatible servers send no `usage`: every count is then 0. `prompt_tokens`
     includes the cached and cache-write tokens, `completion_tokens` the reasoning ones,
-    as wink counts them (`Usage`)."""
+    as wink counts them (`Usage`). A host that bills in the answer (OpenRouter's
+    `usage.cost`) gives `billed_cost`."""
     return Usage(
         input_tokens=read_count(counts, "prompt_tokens"),
         output_tokens=read_count(counts, "completion_tokens"),

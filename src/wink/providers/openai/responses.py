@@ -35,7 +35,7 @@ from ...core.foundation.messages import (
     UserMessage,
 )
 from ...core.foundation.settings import ModelSettings
-from ...core.transport.errors import MalformedResponse, read_count
+from ...core.transport.errors import MalformedResponse, read_count, read_label
 from .client import FILE_BYTES, failure_text, file_name, image_carriage, strict_schema
 from .thinking import openai_reasoning_effort
 
@@ -254,6 +254,8 @@ def parse_response(body: Any) -> ModelResponse:
         thinking=tuple(thinking),
         native=_native(items),
         refusal="".join(refusals) or None,
+        model=read_label(response, "model"),
+        service_tier=read_label(response, "service_tier"),
     )
 
 
