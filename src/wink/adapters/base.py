@@ -29,8 +29,8 @@ from ..core.foundation.errors import (
 )
 from ..core.foundation.limits import DEFAULT_MAX_OUTPUT_RETRIES, DEFAULT_MAX_ROUNDS
 from ..core.foundation.messages import ModelRequest
-from ..core.foundation.runtime import portal
 from ..core.foundation.pricing import Pricer
+from ..core.foundation.runtime import portal
 from ..core.foundation.settings import ModelSettings
 from ..core.throttling.limiter import InProcessLimiter, Limiter
 from ..core.throttling.retry import RetryPolicy

@@ -25,8 +25,8 @@ from ..core.foundation.settings import (
 from ..core.throttling.limiter import Limiter
 from ..core.throttling.retry import RetryPolicy
 from ..providers.azure.options import AzureOptions
-from ..providers.vertex.options import VertexOptions
 from ..providers.bedrock.options import BedrockOptions
+from ..providers.vertex.options import VertexOptions
 
 if TYPE_CHECKING:
     from ..core.telemetry.spans import Telemetry

@@ -151,7 +151,7 @@ class ConverseStreamDecoder:
                 raise MalformedResponse("toolUse input for a block that is not a toolUse")
             fragment = _text(cast(dict[str, Any], used).get("input", ""), "toolUse.input")
             self._blocks[index].pieces.append(fragment)
-            self._calls.add(index, fragment)
+            self._calls.add(index, fragment, out)
         elif "reasoningContent" in fields:
             reasoning = fields["reasoningContent"]
             if not isinstance(reasoning, dict):

@@ -34,10 +34,9 @@ class Converse(Provider):
     stream_format = LazyStreamFormat(f"{__package__}.stream", "ConverseStream")
     content_rules = converse.CONTENT_RULES
 
-    def make_client(self, *, sync: bool) -> Any:
+    def make_client(self) -> Any:
         headers = dict(self.host.endpoint().headers)
-        kind = httpx2.Client if sync else httpx2.AsyncClient
-        return kind(headers=headers, timeout=self.connection.timeout)
+        return httpx2.AsyncClient(headers=headers, timeout=self.connection.timeout)
 
     def is_async_client(self, client: Any) -> bool:
         return isinstance(client, httpx2.AsyncClient)
