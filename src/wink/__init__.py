@@ -21,6 +21,13 @@ from .core.foundation.version import __version__ as __version__
 
 # name -> the module (relative to this package) that defines it
 _DYNAMIC_IMPORTS: dict[str, str] = {
+    "WebSource": ".core.foundation.builtin",
+    "WebSearch": ".core.foundation.builtin",
+    "UserLocation": ".core.foundation.builtin",
+    "UrlContext": ".core.foundation.builtin",
+    "CodeExecution": ".core.foundation.builtin",
+    "Citation": ".core.foundation.builtin",
+    "BuiltinToolCall": ".core.foundation.builtin",
     "AdapterOptions": ".adapters.options",
     "EvaluateOptions": ".adapters.evaluator",
     "TextOptions": ".adapters.evaluator",
@@ -115,6 +122,7 @@ _DYNAMIC_IMPORTS: dict[str, str] = {
     "UnboundResourceError": ".core.foundation.errors",
     "UnsendableValueError": ".core.foundation.errors",
     "UnsupportedContentError": ".core.foundation.errors",
+    "UnsupportedFeatureError": ".core.foundation.errors",
     "UnsupportedSettingWarning": ".core.foundation.errors",
     "Usage": ".core.foundation.messages",
     "UsageReported": ".core.foundation.events",

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Protocol, cast
 
+from ..foundation.builtin import BuiltinTool, Citation, merge_builtin_tools
 from ..foundation.content import Attachment, TextPart, UserPart
 from ..foundation.errors import (
     DeadlineExceededError,
@@ -111,6 +112,7 @@ class LoopSettings:
     max_rounds: int | None = DEFAULT_MAX_ROUNDS
     max_output_retries: int | None = DEFAULT_MAX_OUTPUT_RETRIES  # see wink.core.agent.answers
     telemetry: Telemetry | None = None  # spans (wink.core.telemetry.spans); None: no tracing
+    builtin_tools: tuple[BuiltinTool, ...] = ()  # the call's, over the prompt's of each kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +122,9 @@ class PromptResponse(Generic[OutputT]):
     `transcript` is the whole conversation (the `history` given, then this evaluation's
     turns): pass it as `history=` to go on (docs/conversations.md). `pending` are the
     calls that stopped the evaluation to wait for a person (docs/approvals.md); then
-    `text` is what the model said with them and `output` is None.
+    `text` is what the model said with them and `output` is None. `citations` are the
+    sources the final answer relies on, where the provider gave them
+    (docs/builtin-tools.md); their `span`s index `text`.
     """
 
     prompt_name: str
@@ -133,6 +137,7 @@ class PromptResponse(Generic[OutputT]):
     thinking: str | None = None  # the readable thinking of every round, where shown
     transcript: Transcript = field(default_factory=Transcript)
     pending: tuple[PendingToolCall, ...] = ()
+    citations: tuple[Citation, ...] = ()
 
 
 async def run_evaluation(
@@ -342,6 +347,9 @@ class _Evaluation(Generic[OutputT]):
             self.rendered.output,
             deadline=self.deadline,
             first_round=self.rounds == 1,
+            builtin_tools=merge_builtin_tools(
+                self.rendered.builtin_tools, self.settings.builtin_tools
+            ),
         )
         attempts = RoundAttempts(self.session, self.sink, self.rounds)
         client = self.client
@@ -470,6 +478,7 @@ class _Evaluation(Generic[OutputT]):
             thinking=thinking,
             transcript=Transcript(cast(list[TranscriptMessage], self.messages)),
             pending=self.pending,
+            citations=response.citations,
         )
         executed = PromptExecuted(
             prompt_name=self.name,

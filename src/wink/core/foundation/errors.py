@@ -2,6 +2,7 @@
 
 * WinkError
   - ConfigurationError
+    + UnsupportedFeatureError
   - InvalidArgumentError
   - ToolValidationError
   - ToolSourceError
@@ -107,6 +108,7 @@ __all__ = [
     "UnboundResourceError",
     "UnsendableValueError",
     "UnsupportedContentError",
+    "UnsupportedFeatureError",
     "UnsupportedSettingWarning",
     "VisibilityExpansionRequired",
     "WinkError",
@@ -150,6 +152,16 @@ class ConfigurationError(WinkError, ValueError):
         super().__init__(message)
         self.provider = provider
         self.option = option
+
+
+class UnsupportedFeatureError(ConfigurationError):
+    """The adapter's wire format or host has no such capability (`feature` names it):
+    nothing was sent, and wink offers no stand-in (a token count is never an estimate).
+    Use a provider that has it (the adapters' pages in docs/adapters/ say which do)."""
+
+    def __init__(self, message: str, *, feature: str, provider: str | None = None) -> None:
+        super().__init__(message, provider=provider)
+        self.feature = feature
 
 
 class ToolSourceError(WinkError, RuntimeError):
