@@ -21,7 +21,7 @@ PYTHON = "3.11"
 def tests(session: nox.Session) -> None:
     session.install("-e", ".[all,dev]")
     _install_redis_server(session)
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-m", "slow or not slow", *session.posargs)  # everything, the slow too
 
 
 def _install_redis_server(session: nox.Session) -> None:

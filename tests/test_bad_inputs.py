@@ -3,7 +3,7 @@ kind raises a typed `WinkError` (also a TypeError / ValueError where that is the
 way), at the call, before anything is sent.
 
 Each module's own checks are tested in its file (tests/adapters/test_registry.py,
-test_options.py, test_base.py; tests/core/test_limits.py, ...); this file holds the one
+test_options.py, test_base.py; tests/core/foundation/test_limits.py, ...); this file holds the one
 promise they add up to."""
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a process, a server or a benchmark: docs/contributing.md
+
 
 def test_the_otel_scenario_measures_traced_plain_and_hand_traced_loops() -> None:
     pytest.importorskip("opentelemetry.sdk")

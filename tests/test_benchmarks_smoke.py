@@ -13,6 +13,8 @@ from benchmarks._common import Emulator, Row, emulator, interleave, row, run_jso
 
 from wink import Session, create_adapter
 
+pytestmark = pytest.mark.slow  # a process, a server or a benchmark: docs/contributing.md
+
 
 @pytest.fixture(scope="module")
 def loop_server() -> Iterator[Emulator]:

@@ -76,6 +76,7 @@ def _lines(out: str) -> list[str]:
     return [re.sub(r"in \d+\.\d\ds$", "in #s", line.rstrip()) for line in out.splitlines()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_demo_shows_the_whole_contract(provider: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--provider", provider]) == 0
@@ -102,6 +103,7 @@ def test_demo_failure_prints_class_phase_and_message(
     assert "prompt_name=" not in failure[0]  # not the repr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("typed", "answer"), [("y", "went out"), ("", "did not send")])
 def test_with_ask_a_person_approves_or_denies_the_risky_tool(
     typed: str, answer: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -157,6 +159,7 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_demo_runs_in_plain_text_without_rich() -> None:
     done = _run(
         "import sys\n"
@@ -212,6 +215,7 @@ def test_demo_live_on_google_reads_the_variables_the_adapter_reads(
     assert demo._missing_key("google") is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [[], ["--stream"]], ids=["evaluated", "streamed"])
 def test_python_dash_m_wink_runs_the_demo(mode: list[str]) -> None:
     done = subprocess.run(
@@ -225,6 +229,7 @@ def test_python_dash_m_wink_runs_the_demo(mode: list[str]) -> None:
     assert "Traceback" not in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_a_raising_tool_is_one_line_of_the_demo_not_a_traceback() -> None:
     """Run as a newcomer runs it (no logging configured, where Python prints a warning's
     traceback to stderr): the failure is one notice, the run goes on."""
@@ -240,6 +245,7 @@ def test_a_raising_tool_is_one_line_of_the_demo_not_a_traceback() -> None:
     assert BROKEN_TOOL_NOTICE in _lines(done.stdout)
 
 
+@pytest.mark.slow
 def test_the_demo_leaves_the_librarys_log_to_the_application(
     caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:

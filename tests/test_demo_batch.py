@@ -172,6 +172,7 @@ def test_a_missing_job_file_is_one_line(
     assert f"✘ cannot read or write the job file {missing}" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_python_dash_m_wink_runs_the_batch_demo_in_plain_text() -> None:
     code = (
         "import sys\n"

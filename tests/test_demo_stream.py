@@ -10,6 +10,7 @@ from wink.demo_stream import FINAL
 from wink.testing import EmulatedToolCall, Fault, Turn
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", ["anthropic", "openai", "openai-responses", "google"])
 def test_the_streamed_demo_breaks_and_recovers(
     provider: str, capsys: pytest.CaptureFixture[str]

@@ -88,7 +88,16 @@ def _run_blocks(
     return module
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOCS)) for p in PAGES])
+# mcp.md starts MCP server processes: slow (docs/contributing.md)
+PAGE_PARAMS = [
+    pytest.param(
+        page, id=str(page.relative_to(DOCS)), marks=[pytest.mark.slow] * (page.name == "mcp.md")
+    )
+    for page in PAGES
+]
+
+
+@pytest.mark.parametrize("page", PAGE_PARAMS)
 def test_page_examples_run(page: Path) -> None:
     """Every example runs, and prints exactly the output shown under it."""
     examples = _examples(page.read_text(encoding="utf-8"))

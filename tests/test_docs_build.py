@@ -13,6 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a process, a server or a benchmark: docs/contributing.md
+
 ROOT = Path(__file__).resolve().parents[1]
 SITE_SOURCES = ("docs", "src", "tests/docs_examples")
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a process, a server or a benchmark: docs/contributing.md
+
 ROOT = Path(__file__).resolve().parents[1]
 
 _SETUP = """

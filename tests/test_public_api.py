@@ -89,6 +89,7 @@ def test_the_stub_lists_every_public_name_with_its_home() -> None:
     assert "TextDelta" in wink.events.__all__
 
 
+@pytest.mark.slow
 def test_a_provider_loads_its_stream_decoder_and_batch_wire_when_first_used() -> None:
     # an adapter that never streams or batches does not import their machinery
     code = (
@@ -129,6 +130,7 @@ def test_the_lazy_map_is_the_stub_s_list() -> None:
     assert sorted(wink.__all__) == sorted(lazy)
 
 
+@pytest.mark.slow
 def test_import_wink_from_a_zip(tmp_path: Path) -> None:
     """A zipapp or a PyInstaller bundle imports wink from an archive, where no file of the
     package can be read as a file: every public name still resolves."""

@@ -204,6 +204,7 @@ RESUME = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_an_approval_resumes_in_another_process_after_a_json_round_trip(
     provider: str, tmp_path: Path

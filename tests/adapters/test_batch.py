@@ -72,6 +72,7 @@ def _run(adapter: ProviderAdapter, job: BatchJob, *, through_json: bool) -> tupl
     raise AssertionError(f"the job did not finish: {job!r}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_batch_of_100_runs_to_the_end_as_evaluate_would(
     provider: str, provider_emulator_factory: Any
@@ -127,6 +128,7 @@ def test_a_batched_request_is_byte_for_byte_the_online_one(
         assert batched.path == emulator.requests[0].path
 
 
+@pytest.mark.slow
 def test_batch_resumes_in_new_processes(provider_emulator_factory: Any, tmp_path: Path) -> None:
     """Every step of the job (submit, each advance, the results) in a process of its
     own, the job passed on as JSON in a file."""

@@ -2,7 +2,7 @@
 read by each provider's adapter from its own words, through the real SDKs: a rate-limit
 header at 0 remaining, or an error body that names the limit. A 429 with neither may be
 a stray (a provider short of capacity, a gateway), which the pacer does not let hold
-every request (tests/core/test_stray_429s.py).
+every request (tests/core/throttling/test_stray_429s.py).
 """
 
 from __future__ import annotations

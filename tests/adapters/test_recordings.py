@@ -1,6 +1,6 @@
 """The recorded real traffic in tests/conformance: unchanged, and every whole-response
-recording replayed by its adapter's tests (test_openai.py, test_openai_responses.py,
-test_anthropic.py, test_google.py) through `tests.helpers.wire.replay`."""
+recording replayed by its adapter's tests (tests/providers/<name>/test_openai.py,
+test_openai_responses.py, test_anthropic.py, test_google.py) through `tests.helpers.wire.replay`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def test_every_recording_is_covered() -> None:
         for p in (CONFORMANCE / folder).rglob("*.json")
     }
     sources = "".join(
-        path.read_text(encoding="utf-8") for path in Path(__file__).parent.glob("test_*.py")
+        path.read_text(encoding="utf-8") for path in Path(__file__).parents[1].rglob("test_*.py")
     )
     assert {name for name in names if name not in sources} == set()
 

@@ -1,4 +1,4 @@
-"""Real MCP servers for the tests: `tests/mcp_tools/mcp_server.py` (the `mcp` package's FastMCP
+"""Real MCP servers for the tests: `tests/mcp/mcp_server.py` (the `mcp` package's FastMCP
 server), started over stdio by wink, or over streamable HTTP on loopback (`HttpProcess`)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from wink import MarkdownSection, Prompt
 from wink.mcp import MCPServerHTTP, MCPServerStdio
 
-SCRIPT = str(Path(__file__).parents[1] / "mcp_tools" / "mcp_server.py")
+SCRIPT = str(Path(__file__).parents[1] / "mcp" / "mcp_server.py")
 SECRET_ENV = "env-secret-value-0123456789"
 SECRET_HEADER = "Bearer header-secret-value-9876543210"
 

@@ -51,7 +51,7 @@ limits = st.one_of(
     st.integers(min_value=0, max_value=96).map(lambda n: n * TICK),
 )
 # urgent: a Redis store sends each at once (one that may wait for the next step is aged
-# by the time it waited, an approximation `tests/fleet/test_redis_store.py` covers)
+# by the time it waited, an approximation `tests/core/throttling/test_redis_store.py` covers)
 changes = st.builds(
     PaceChange,
     hold=st.one_of(st.just(0.0), st.just(0.0), ticks),

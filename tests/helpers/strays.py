@@ -1,6 +1,6 @@
 """A 429 and its neighbours on the emulator: some evaluations are refused, then others
 start, and the emulator's record says who went before whom. Shared by the in-process
-(tests/core/test_stray_429s.py) and the Redis (tests/fleet/test_stray_429s_redis.py)
+(tests/core/throttling/test_stray_429s.py) and the Redis (test_stray_429s_redis.py)
 tests of the same rule."""
 
 from __future__ import annotations

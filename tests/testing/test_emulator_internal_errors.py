@@ -134,6 +134,7 @@ def test_an_exception_on_its_way_names_the_errors_and_leaves_them_pending(
         emu.check()
 
 
+@pytest.mark.slow
 def test_the_pytest_plugin_fails_the_test_however_the_emulator_was_made(
     tmp_path: Path,
 ) -> None:

@@ -8,8 +8,10 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 
+@pytest.mark.slow
 def test_serve_prints_urls_answers_and_stops_on_sigint() -> None:
     code = "from wink.testing import serve; serve(0)"
     process = subprocess.Popen(

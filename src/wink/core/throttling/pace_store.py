@@ -12,7 +12,7 @@ What a 429 or an answer means for the pace is decided elsewhere
 atomic step each. `MemoryStore` keeps the numbers in this process;
 `wink.core.throttling.redis` keeps the same numbers in Redis with a Lua script of the
 same semantics, so a fleet shares them; the two are played the same random scenarios
-(`tests/core/test_pace_store.py`, `tests/fleet/test_pace_store_redis.py`).
+(`tests/core/throttling/test_pace_store.py` and `test_pace_store_redis.py`).
 """
 
 from __future__ import annotations

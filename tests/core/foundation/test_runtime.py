@@ -2,7 +2,7 @@
 process (the portal) for every sync call, sync tools always on worker threads, clean
 interrupts, exits and forks; through real adapters and SDKs where it matters.
 The client pool and the runner have test_clients.py and test_runner.py; Redis has
-tests/fleet/test_redis_limiter.py."""
+tests/core/throttling/test_redis_limiter.py."""
 
 from __future__ import annotations
 

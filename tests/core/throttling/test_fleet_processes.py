@@ -20,6 +20,8 @@ import pytest
 from wink.testing import ProviderEmulator, RateLimit, Turn
 from wink.testing.redis_server import RedisServer
 
+pytestmark = pytest.mark.slow  # a process, a server or a benchmark: docs/contributing.md
+
 WORKER = str(Path(__file__).with_name("fleet_worker.py"))
 PROCESSES, EACH, CONCURRENCY = 4, 40, 20
 

@@ -2,7 +2,7 @@
 In one process, on the emulator, told apart by who was sent before whom: neighbours that
 go, one after another, before the refused request's retry were not held by its
 `retry-after` (held, the first of them would have gone with that retry). The same with
-a `RedisLimiter` is in tests/fleet/test_stray_429s_redis.py."""
+a `RedisLimiter` is in test_stray_429s_redis.py."""
 
 from __future__ import annotations
 

@@ -85,6 +85,7 @@ def test_openai_compatible_429_is_a_rate_limit() -> None:
 # --- the error map
 
 
+@pytest.mark.slow
 def test_every_openai_exception_is_mapped() -> None:
     classes = exception_classes(openai, openai.OpenAIError)
     assert len(classes) > 10

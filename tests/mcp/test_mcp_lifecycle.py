@@ -23,6 +23,8 @@ from tests.helpers.mcp_servers import (
 from wink import FallbackAdapter, Session, ToolInvoked
 from wink.testing import EmulatedRequest, EmulatedToolCall, ProviderEmulator, Turn
 
+pytestmark = pytest.mark.slow  # a process, a server or a benchmark: docs/contributing.md
+
 PID = Turn.tool_calls(EmulatedToolCall("pid", {}))
 
 

@@ -1,4 +1,4 @@
-"""The stray-429 rule through a `RedisLimiter` (tests/core/test_stray_429s.py has it in
+"""The stray-429 rule through a `RedisLimiter` (test_stray_429s.py has it in
 one process): a stray holds nobody in the fleet, a confirmed limit holds everyone."""
 
 from __future__ import annotations

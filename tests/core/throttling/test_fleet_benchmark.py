@@ -4,10 +4,13 @@ emulator process. No timing is asserted (see `nox -s bench`)."""
 
 from __future__ import annotations
 
+import pytest
 from benchmarks._common import emulator, run_json
 from benchmarks.fleet import _fleet_run
 
 from wink.testing.redis_server import RedisServer
+
+pytestmark = pytest.mark.slow  # a process, a server or a benchmark: docs/contributing.md
 
 LIMITED = ("--shape", "text", "--rate", "100", "--burst", "1", "--no-rate-headers")
 

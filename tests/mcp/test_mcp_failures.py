@@ -29,6 +29,8 @@ from wink import PromptFailed, Session, ToolInvoked, ToolSourceError
 from wink.mcp import MCPServerHTTP, MCPServerStdio
 from wink.testing import EmulatedToolCall, ProviderEmulator, Turn
 
+pytestmark = pytest.mark.slow  # a process, a server or a benchmark: docs/contributing.md
+
 SECRETS = (SECRET_ENV, SECRET_HEADER, SECRET_HEADER.split()[1], "query-secret-4242")
 
 

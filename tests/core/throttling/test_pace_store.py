@@ -1,5 +1,5 @@
 """The in-process pace store (`MemoryStore`): its semantics by example, and the invariants
-of every store over random scenarios. tests/fleet/test_pace_store_redis.py plays the same
+of every store over random scenarios. test_pace_store_redis.py plays the same
 scenarios on the Redis store and requires the same answers."""
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ from wink import Session, ToolInvoked
 from wink.mcp import MCPServerHTTP, MCPServerStdio
 from wink.testing import EmulatedToolCall, ProviderEmulator, Turn
 
+pytestmark = pytest.mark.slow  # a process, a server or a benchmark: docs/contributing.md
+
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[tuple[MCPServerStdio, MCPServerHTTP]]:

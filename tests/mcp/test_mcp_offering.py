@@ -28,6 +28,8 @@ from wink import (
 from wink.mcp import MCPServerStdio
 from wink.testing import EmulatedToolCall, ProviderEmulator, Turn
 
+pytestmark = pytest.mark.slow  # a process, a server or a benchmark: docs/contributing.md
+
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[MCPServerStdio]:
