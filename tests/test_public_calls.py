@@ -62,6 +62,9 @@ BAD_VALUES: tuple[object, ...] = (
 NOT_CALLED: dict[str, str] = {
     "serve": "serves until Ctrl-C; its arguments go to ProviderEmulator, walked there",
     "ProviderEmulator.handle": "the server's entry point, called with the request it parsed",
+    "BuiltinToolCall": "built by wink from a provider's answer, never taken as input",
+    "Citation": "built by wink from a provider's answer, never taken as input",
+    "WebSource": "built by wink from a provider's answer, never taken as input",
 }
 """Public calls the walk leaves out, each with its reason. Exception classes, type
 aliases, TypedDicts and abstract classes are left out by kind (`_all_targets`): the
@@ -145,6 +148,15 @@ Good = Callable[[Any], object]
 (None for a constructor or a function)."""
 
 GOOD: dict[str, Good] = {
+    "max_uses": lambda _: 3,
+    "allowed_domains": lambda _: ["example.com"],
+    "blocked_domains": lambda _: None,
+    "user_location": lambda _: wink.UserLocation(country="FR"),
+    "builtin_tools": lambda _: [wink.WebSearch()],
+    "UserLocation.city": lambda _: "Paris",
+    "UserLocation.region": lambda _: "IDF",
+    "UserLocation.country": lambda _: "FR",
+    "UserLocation.timezone": lambda _: "Europe/Paris",
     # by parameter name
     "adapter": lambda _: "openai:gpt-4.1",
     "adapters": lambda _: [ADAPTERS[wink.OpenAIAdapter](), ADAPTERS[wink.GoogleAdapter]()],

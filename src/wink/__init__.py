@@ -21,6 +21,13 @@ from .core.foundation.version import __version__ as __version__
 
 # name -> the module (relative to this package) that defines it
 _DYNAMIC_IMPORTS: dict[str, str] = {
+    "WebSource": ".core.foundation.builtin",
+    "WebSearch": ".core.foundation.builtin",
+    "UserLocation": ".core.foundation.builtin",
+    "UrlContext": ".core.foundation.builtin",
+    "CodeExecution": ".core.foundation.builtin",
+    "Citation": ".core.foundation.builtin",
+    "BuiltinToolCall": ".core.foundation.builtin",
     "AdapterOptions": ".adapters.options",
     "CountOptions": ".adapters.base",
     "EvaluateOptions": ".adapters.evaluator",

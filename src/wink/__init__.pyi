@@ -46,6 +46,15 @@ from .core.foundation.batches import (
     BatchState as BatchState,
     BatchStatus as BatchStatus,
 )
+from .core.foundation.builtin import (
+    BuiltinToolCall as BuiltinToolCall,
+    Citation as Citation,
+    CodeExecution as CodeExecution,
+    UrlContext as UrlContext,
+    UserLocation as UserLocation,
+    WebSearch as WebSearch,
+    WebSource as WebSource,
+)
 from .core.foundation.content import (
     Attachment as Attachment,
     Audio as Audio,

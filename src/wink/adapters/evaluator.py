@@ -28,6 +28,7 @@ from .options import check_arguments
 if TYPE_CHECKING:
     from ..core.agent.loop import LoopSettings, ModelClient, PromptResponse
     from ..core.agent.stream import AsyncPromptStream, PromptStream
+    from ..core.foundation.builtin import BuiltinTool
     from ..core.foundation.events import EventSink
     from ..core.foundation.limits import Budget, Deadline
     from ..core.foundation.results import ToolResult
@@ -53,7 +54,9 @@ class EvaluateOptions(TypedDict, total=False):
     the prompt is its next user turn (docs/conversations.md); when it ends in calls
     awaiting approval, `approvals` answers them (docs/approvals.md). `settings` (a
     `ModelSettings`) are merged over the adapter's for this call, and so are
-    `tool_choice` and `parallel_tool_calls` (docs/tools.md#tool-choice).
+    `tool_choice` and `parallel_tool_calls` (docs/tools.md#tool-choice). `builtin_tools`
+    (`wink.WebSearch`, `wink.CodeExecution`, `wink.UrlContext`) are run by the provider,
+    each over the prompt's of its kind (docs/builtin-tools.md).
     """
 
     session: Session | None
@@ -68,6 +71,7 @@ class EvaluateOptions(TypedDict, total=False):
     settings: ModelSettings | None
     tool_choice: ToolChoice | None
     parallel_tool_calls: bool | None
+    builtin_tools: Sequence[BuiltinTool] | None
 
 
 class TextOptions(EvaluateOptions, total=False):
@@ -100,6 +104,7 @@ class Call:
     history: Transcript | None = None
     approvals: Mapping[str, bool | ToolResult[Any]] | None = None
     settings: ModelSettings | None = None
+    builtin_tools: tuple[BuiltinTool, ...] = ()
 
     @classmethod
     def of(cls, prompt: object, options: Mapping[str, Any]) -> tuple[Prompt[Any], Call]:
@@ -107,6 +112,7 @@ class Call:
         Wrong types and unknown options fail here, at the call, before anything is
         rendered or sent; so does a history that cannot go on as given
         (`check_continuation`)."""
+        from ..core.foundation.builtin import builtin_tools_of
         from ..core.foundation.transcript import check_continuation
         from ..core.prompting.prompt import Prompt
 
@@ -155,6 +161,7 @@ class Call:
             get("history"),
             dict(cast(Mapping[str, Any], approvals)) if approvals is not None else None,
             call_settings(get("settings"), get("tool_choice"), get("parallel_tool_calls")),
+            builtin_tools_of(get("builtin_tools")),
         )
         return cast("Prompt[Any]", prompt), call
 
@@ -165,6 +172,8 @@ class Call:
             for name in ("graceful_tool_errors", "max_rounds", "max_output_retries")
             if (value := getattr(self, name)) is not None
         }
+        if self.builtin_tools:
+            changes["builtin_tools"] = self.builtin_tools
         return replace(adapters, **changes) if changes else adapters
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Protocol, cast
 
+from ..foundation.builtin import BuiltinTool, Citation, merge_builtin_tools
 from ..foundation.content import Attachment, TextPart, UserPart
 from ..foundation.cost import Cost, PriceTag
 from ..foundation.errors import (
@@ -115,6 +116,7 @@ class LoopSettings:
     max_rounds: int | None = DEFAULT_MAX_ROUNDS
     max_output_retries: int | None = DEFAULT_MAX_OUTPUT_RETRIES  # see wink.core.agent.answers
     telemetry: Telemetry | None = None  # spans (wink.core.telemetry.spans); None: no tracing
+    builtin_tools: tuple[BuiltinTool, ...] = ()  # the call's, over the prompt's of each kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +131,9 @@ class PromptResponse(Generic[OutputT]):
     `cost` is what the evaluation cost, every round's answer priced by the adapter that
     ran it (None when one cannot be priced; docs/cost.md); `model` the model that gave
     the last answer, as the provider named it (the adapter's `model` is the one asked for).
+
+    `citations` are the sources the final answer relies on, where the provider gave them
+    (docs/builtin-tools.md); their `span`s index `text`.
     """
 
     prompt_name: str
@@ -141,6 +146,7 @@ class PromptResponse(Generic[OutputT]):
     thinking: str | None = None  # the readable thinking of every round, where shown
     transcript: Transcript = field(default_factory=Transcript)
     pending: tuple[PendingToolCall, ...] = ()
+    citations: tuple[Citation, ...] = ()
     model: str | None = None
     price_tag: PriceTag | None = field(default=None, repr=False, compare=False)
 
@@ -360,6 +366,9 @@ class _Evaluation(Generic[OutputT]):
             self.rendered.output,
             deadline=self.deadline,
             first_round=self.rounds == 1,
+            builtin_tools=merge_builtin_tools(
+                self.rendered.builtin_tools, self.settings.builtin_tools
+            ),
         )
         attempts = RoundAttempts(self.session, self.sink, self.rounds)
         client = self.client
@@ -490,6 +499,7 @@ class _Evaluation(Generic[OutputT]):
             pending=self.pending,
             model=response.model,
             price_tag=self.tracker.price_tag,
+            citations=response.citations,
         )
         executed = PromptExecuted(
             prompt_name=self.name,

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .builtin import BuiltinTool, BuiltinToolCall, Citation
 from .content import Attachment, CachePoint, TextPart, UserPart
 
 if TYPE_CHECKING:
@@ -79,6 +80,10 @@ class Usage:
     billed_cost: float | None = None
     """What the host billed for the request, where it says (OpenRouter's `usage.cost`, in
     its credits); None: it did not say."""
+    web_search_requests: int = 0
+    """The web searches the provider ran and bills apart from tokens (Anthropic's
+    `server_tool_use.web_search_requests`; OpenAI's `web_search_call` items; Gemini's
+    grounded answers' queries)."""
 
     @property
     def total_tokens(self) -> int:
@@ -94,6 +99,7 @@ class Usage:
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             billed_cost=_cost_sum(self.billed_cost, other.billed_cost),
+            web_search_requests=self.web_search_requests + other.web_search_requests,
         )
 
 
@@ -190,6 +196,8 @@ class AssistantMessage:
 
     `thinking` is the reasoning that came with the turn, in order; `native` the turn as
     its provider gave it. A translator uses either only when tagged with its own provider.
+    `builtin_calls` are the provider's own tools it ran in the turn (web search, code
+    execution: `wink.BuiltinToolCall`), `citations` the sources the text relies on.
     `origin` names what made the turn (the serving adapter's name, "anthropic:claude-..."):
     to any other, the turn is foreign and travels without its provider-bound data
     (`wink.core.foundation.portable`); None (unknown) is foreign to every adapter.
@@ -201,6 +209,8 @@ class AssistantMessage:
     thinking: tuple[ThinkingPart, ...] = ()
     native: NativeOutput | None = None
     origin: str | None = None
+    builtin_calls: tuple[BuiltinToolCall, ...] = ()
+    citations: tuple[Citation, ...] = ()
 
     def thinking_for(self, provider: str) -> tuple[ThinkingPart, ...]:
         """The thinking parts `provider` produced (and may receive back)."""
@@ -273,6 +283,7 @@ class ModelRequest:
     output: OutputSpec | None = None
     deadline: Deadline | None = None  # read at send time: retries and pacing take time too
     first_round: bool = True  # False from an evaluation's second round on (`tool_choice`)
+    builtin_tools: tuple[BuiltinTool, ...] = ()  # run by the provider (`wink.WebSearch`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +326,8 @@ class ModelResponse:
     native: NativeOutput | None = None
     refusal: str | None = None
     origin: str | None = None  # set by the runner that got it (`AssistantMessage.origin`)
+    builtin_calls: tuple[BuiltinToolCall, ...] = ()
+    citations: tuple[Citation, ...] = ()
     model: str | None = None
     service_tier: str | None = None
     price_tag: PriceTag | None = field(default=None, repr=False, compare=False)
@@ -340,4 +353,6 @@ class ModelResponse:
             thinking=self.thinking,
             native=self.native,
             origin=self.origin,
+            builtin_calls=self.builtin_calls,
+            citations=self.citations,
         )

@@ -4,11 +4,13 @@ for a fallback mid-run and for a conversation continued on another provider.
 Every model turn names what made it (`AssistantMessage.origin`, the serving adapter's
 name); to any other adapter it is foreign (`is_foreign`). A foreign turn keeps its text
 and tool calls but loses its provider-bound data (thinking signatures, reasoning items,
-encrypted content, native items): only the provider that made them can read them. A
-foreign turn left with nothing (thinking alone, a paused turn's server blocks) is left
-out. A call id the target does not accept, or that repeats an earlier one, gets a stable
-new id, and so does its result. Data the target needs on calls it did not make (Gemini's
-placeholder signature) is added.
+encrypted content, native items): only the provider that made them can read them. The
+built-in tools the provider ran in it (web searches, code runs) go too, with a note on the
+`wink.portable` logger: another provider can neither read nor rerun them; the answer's text
+and citations stay. A foreign turn left with nothing (thinking alone, a paused turn's server
+blocks) is left out. A call id the target does not accept, or that repeats an earlier
+one, gets a stable new id, and so does its result. Data the target needs on calls it did
+not make (Gemini's placeholder signature) is added.
 
 A model's own answer may repeat a call id too (two calls with one id, or an id of an
 earlier turn: some OpenAI-compatible servers count from `call_0` in every answer), which
@@ -20,6 +22,7 @@ runs, so the call, its result and its echo all carry the new id (docs/tools.md).
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -34,6 +37,8 @@ __all__ = [
     "is_foreign",
     "portable_messages",
 ]
+
+_log = logging.getLogger("wink.portable")
 
 _MAX_CALL_ID = 40  # OpenAI's limit on the length of a call id
 PORTABLE_CALL_IDS = re.compile(rf"[A-Za-z0-9_-]{{1,{_MAX_CALL_ID}}}")
@@ -74,6 +79,8 @@ def portable_messages(
             renamed = {}
             if is_foreign(message, origin):
                 changed = True
+                if message.builtin_calls:
+                    _note_dropped(message, origin)
                 if not message.text and not message.tool_calls:
                     continue  # nothing another provider can read
                 message = _foreign(message, rules, seen, renamed)
@@ -96,7 +103,23 @@ def _foreign(
         data = rules.foreign_call_data if not calls else None  # the first call of the turn
         calls.append(ToolCall(call_id, call.name, call.arguments, data))
     return AssistantMessage(
-        text=message.text, tool_calls=tuple(calls), provider_data=None, origin=message.origin
+        text=message.text,
+        tool_calls=tuple(calls),
+        provider_data=None,
+        origin=message.origin,
+        citations=message.citations,
+    )
+
+
+def _note_dropped(message: AssistantMessage, origin: str) -> None:
+    tools = ", ".join(sorted({call.tool for call in message.builtin_calls}))
+    _log.info(
+        "%d built-in tool call(s) (%s) of a turn made by %s are left out for %s, which "
+        "cannot read them; the turn's text and citations go on",
+        len(message.builtin_calls),
+        tools,
+        message.origin or "an unknown adapter",
+        origin,
     )
 
 

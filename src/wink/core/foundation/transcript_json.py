@@ -14,7 +14,13 @@ out each field at its default; a reader refuses what it does not know, naming wh
                        "provider_data": {...}}],
        "thinking": [{"provider": "anthropic", "text": "...", "signature": "...",
                      "redacted": "...", "raw": {...}}],
-       "native": {"provider": "anthropic", "items": [{...}]}, "provider_data": {...}},
+       "native": {"provider": "anthropic", "items": [{...}]}, "provider_data": {...},
+       "builtin_calls": [{"provider": "anthropic", "tool": "web_search", "id": "...",
+                          "queries": ["..."], "sources": [{"url": "...", "title": "..."}],
+                          "code": "...", "output": "...", "error": "..."}],
+       "citations": [{"cited_text": "...", "url": "...", "title": "...",
+                      "document_index": 0, "document_title": "...", "pages": [1, 2],
+                      "chars": [0, 10], "span": [0, 42]}]},
       {"type": "tool_result", "call_id": "...", "name": "...",
        "content": [{"type": "text", "text": "..."}], "success": false}]}
 """
@@ -25,6 +31,7 @@ import base64
 import json
 from typing import Any, cast
 
+from .builtin import BuiltinToolCall, Citation, WebSource
 from .checks import kind_of
 from .content import Attachment, Audio, CachePoint, Document, Image, TextPart, UserPart
 from .errors import InvalidArgumentError, WinkError
@@ -144,6 +151,10 @@ def _dump_assistant(message: AssistantMessage) -> dict[str, Any]:
         out["native"] = {"provider": native.provider, "items": [dict(i) for i in native.items]}
     if message.provider_data is not None:
         out["provider_data"] = dict(message.provider_data)
+    if message.builtin_calls:
+        out["builtin_calls"] = [dump_builtin_call(call) for call in message.builtin_calls]
+    if message.citations:
+        out["citations"] = [citation.to_json() for citation in message.citations]
     return out
 
 
@@ -152,6 +163,22 @@ def _dump_call(call: ToolCall) -> dict[str, Any]:
     out: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": arguments}
     if call.provider_data is not None:
         out["provider_data"] = dict(call.provider_data)
+    return out
+
+
+def dump_builtin_call(call: BuiltinToolCall) -> dict[str, Any]:
+    out: dict[str, Any] = {"provider": call.provider, "tool": call.tool}
+    for name in ("id", "code", "output", "error"):
+        value = getattr(call, name)
+        if value is not None:
+            out[name] = value
+    if call.queries:
+        out["queries"] = list(call.queries)
+    if call.sources:
+        out["sources"] = [
+            {"url": source.url, **({"title": source.title} if source.title is not None else {})}
+            for source in call.sources
+        ]
     return out
 
 
@@ -306,6 +333,8 @@ def _load_assistant(reader: JsonReader) -> AssistantMessage:
     calls = reader.optional("tool_calls", list, [])
     thinking = reader.optional("thinking", list, [])
     native = reader.optional("native", dict)
+    builtin = reader.optional("builtin_calls", list, [])
+    cited = reader.optional("citations", list, [])
     return AssistantMessage(
         text=reader.optional("text", str),
         tool_calls=tuple(_load_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
@@ -313,6 +342,10 @@ def _load_assistant(reader: JsonReader) -> AssistantMessage:
         thinking=tuple(_load_thinking(t, f"{where}.thinking[{i}]") for i, t in enumerate(thinking)),
         native=_load_native(native, f"{where}.native") if native is not None else None,
         origin=reader.optional("origin", str),
+        builtin_calls=tuple(
+            load_builtin_call(c, f"{where}.builtin_calls[{i}]") for i, c in enumerate(builtin)
+        ),
+        citations=tuple(load_citation(c, f"{where}.citations[{i}]") for i, c in enumerate(cited)),
     )
 
 
@@ -353,3 +386,60 @@ def _load_native(item: dict[str, Any], where: str) -> NativeOutput:
             raise invalid(f"{where}.items[{index}] must be an object")
     reader.done()
     return NativeOutput(provider, tuple(cast(list[dict[str, Any]], items)))
+
+
+_BUILTIN_TOOLS = ("web_search", "code_execution", "url_context")
+
+
+def load_builtin_call(item: object, where: str) -> BuiltinToolCall:
+    reader = JsonReader(item, where)
+    tool = reader.take("tool", str)
+    if tool not in _BUILTIN_TOOLS:
+        raise invalid(f"{where}.tool must be one of {', '.join(_BUILTIN_TOOLS)}, got {tool!r}")
+    queries = reader.optional("queries", list, [])
+    if not all(isinstance(query, str) for query in queries):
+        raise invalid(f"{where}.queries must be a list of strings")
+    sources: list[WebSource] = []
+    for index, entry in enumerate(reader.optional("sources", list, [])):
+        source = JsonReader(entry, f"{where}.sources[{index}]")
+        sources.append(WebSource(source.take("url", str), source.optional("title", str)))
+        source.done()
+    call = BuiltinToolCall(
+        provider=reader.take("provider", str),
+        tool=tool,
+        id=reader.optional("id", str),
+        queries=tuple(cast(list[str], queries)),
+        sources=tuple(sources),
+        code=reader.optional("code", str),
+        output=reader.optional("output", str),
+        error=reader.optional("error", str),
+    )
+    reader.done()
+    return call
+
+
+def load_citation(item: object, where: str) -> Citation:
+    reader = JsonReader(item, where)
+
+    def pair(name: str) -> tuple[int, int] | None:
+        value = reader.optional(name, list)
+        if value is None:
+            return None
+        if len(value) != 2 or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in value
+        ):
+            raise invalid(f"{where}.{name} must be two whole numbers")
+        return (value[0], value[1])
+
+    citation = Citation(
+        cited_text=reader.optional("cited_text", str),
+        url=reader.optional("url", str),
+        title=reader.optional("title", str),
+        document_index=reader.optional("document_index", int),
+        document_title=reader.optional("document_title", str),
+        pages=pair("pages"),
+        chars=pair("chars"),
+        span=pair("span"),
+    )
+    reader.done()
+    return citation

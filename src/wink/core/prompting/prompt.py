@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Generic, cast
 from pydantic import TypeAdapter
 from typing_extensions import TypeVar
 
+from ..foundation.builtin import BuiltinTool, builtin_tools_of, merge_builtin_tools
 from ..foundation.checks import kind_of
 from ..foundation.content import Attachment, CachePoint, TextPart, UserPart, attachments_of
 from ..foundation.errors import (
@@ -181,6 +182,7 @@ class MarkdownSection:
     cache: bool = False
     mcp_servers: Sequence[ToolSource] = ()
     literal: bool = False
+    builtin_tools: Sequence[BuiltinTool] = ()
     placeholders: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -214,6 +216,11 @@ class MarkdownSection:
                     section_path=own_path,
                 )
         object.__setattr__(self, "tools", tuple(as_tool(tool) for tool in listed))
+        try:
+            builtin = builtin_tools_of(self.builtin_tools)
+        except InvalidArgumentError as error:
+            raise PromptValidationError(str(error), section_path=own_path) from None
+        object.__setattr__(self, "builtin_tools", builtin)
         object.__setattr__(
             self, "children", _listed(self.children, "children", "MarkdownSection", own_path)
         )
@@ -353,6 +360,7 @@ class RenderedPrompt:
     parts: tuple[UserPart, ...] = ()
     tool_sources: tuple[ToolSource, ...] = ()  # of the sections shown, each once
     instructions: str | None = None  # the system instructions, filled (None: none given)
+    builtin_tools: tuple[BuiltinTool, ...] = ()  # the prompt's, then the sections shown
 
 
 _Item = str | Attachment | CachePoint
@@ -367,6 +375,7 @@ class _Render:
     values: Mapping[SectionPath, Mapping[str, str]]
     items: list[_Item] = field(default_factory=lambda: list[_Item]())
     tools: list[Tool[Any, Any]] = field(default_factory=lambda: list[Tool[Any, Any]]())
+    builtin: list[BuiltinTool] = field(default_factory=lambda: list[BuiltinTool]())
     sources: dict[int, ToolSource] = field(default_factory=lambda: dict[int, ToolSource]())
     rendered: list[SectionPath] = field(default_factory=lambda: list[SectionPath]())
     summarized: list[SectionPath] = field(default_factory=lambda: list[SectionPath]())
@@ -401,7 +410,8 @@ class Prompt(Generic[OutputT]):
 
     `instructions` are the system instructions, a template filled like a section's (each
     placeholder from the first bound dataclass with that field); each provider gets them
-    in its own field (docs/prompts.md).
+    in its own field (docs/prompts.md). `builtin_tools` are tools the provider runs itself
+    (`wink.WebSearch`, `wink.CodeExecution`, `wink.UrlContext`; docs/builtin-tools.md).
     """
 
     name: str
@@ -410,6 +420,7 @@ class Prompt(Generic[OutputT]):
     instructions: str | None = field(default=None, kw_only=True)
     bound_params: tuple[object, ...] = field(default=(), kw_only=True)
     resources: ResourceRegistry = field(default_factory=ResourceRegistry, kw_only=True)
+    builtin_tools: Sequence[BuiltinTool] = field(default=(), kw_only=True)
     output: OutputSpec | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -439,6 +450,10 @@ class Prompt(Generic[OutputT]):
             _placeholders((), self.instructions, "instructions")
         self._check_tools()
         self._check_params()
+        try:
+            object.__setattr__(self, "builtin_tools", builtin_tools_of(self.builtin_tools))
+        except InvalidArgumentError as error:
+            raise PromptValidationError(str(error)) from None
         object.__setattr__(self, "output", self._output_spec())
 
     def _check_tools(self) -> None:
@@ -565,6 +580,9 @@ class Prompt(Generic[OutputT]):
             parts=result.parts(),
             tool_sources=tuple(result.sources.values()),
             instructions=self._instructions(),
+            builtin_tools=merge_builtin_tools(
+                cast(tuple[BuiltinTool, ...], self.builtin_tools), tuple(result.builtin)
+            ),
         )
 
     @property
@@ -644,6 +662,7 @@ def _render_section(state: _Render, section: MarkdownSection, path: SectionPath)
         )
     else:
         state.tools.extend(section.offered_tools)
+        state.builtin.extend(cast(tuple[BuiltinTool, ...], section.builtin_tools))
         for server in section.mcp_servers:
             state.sources.setdefault(id(server), server)
         state.items.extend(section.attachments)

@@ -207,7 +207,7 @@ class Exchange:
             else:
                 wire = translator.build_request(request)
             if streamed is not None:
-                wire = WireRequest(*streamed.stream_body(wire.path, wire.body))
+                wire = WireRequest(*streamed.stream_body(wire.path, wire.body), wire.headers)
             content = json.dumps(
                 wire.body, ensure_ascii=False, allow_nan=False, separators=(",", ":")
             ).encode()
@@ -219,7 +219,7 @@ class Exchange:
                 prompt_name=request.prompt_name,
                 phase="request",
             ) from error
-        return EncodedRequest(wire.path, content)
+        return EncodedRequest(wire.path, content, wire.headers)
 
     def _time_limit(self, request: ModelRequest) -> float:
         """The SDK timeout for this attempt: the adapter's, cut to the deadline's rest."""

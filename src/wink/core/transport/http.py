@@ -37,10 +37,12 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class WireRequest:
-    """One request as the provider's API takes it: a path (or URL) and a JSON body."""
+    """One request as the provider's API takes it: a path (or URL) and a JSON body;
+    `headers`: what this request needs besides the client's (an `anthropic-beta` flag)."""
 
     path: str
     body: Mapping[str, Any]
+    headers: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from ...core.transport.http import HttpCalls, StainlessCalls, WireRequest
 from ..base import LazyStreamFormat, Provider, token_count, token_count_body
 from ..host import Endpoint, Host
 from . import messages
+from .server_tools import beta_headers
 from .thinking import anthropic_thinking
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ class AnthropicMessages(Provider):
     def translate(self, request: ModelRequest) -> WireRequest:
         body = messages.build_request(request, self.model, self.settings)
         body["model"] = self.model_id
-        return WireRequest("/v1/messages", body)
+        return WireRequest("/v1/messages", body, beta_headers(request.builtin_tools))
 
     def parse_response(self, data: Any) -> ModelResponse:
         return messages.parse_response(data)

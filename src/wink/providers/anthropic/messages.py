@@ -21,6 +21,7 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
         "the Anthropic adapter needs the anthropic SDK: pip install 'wink[anthropic]'"
     ) from _missing
 
+from ...core.foundation.builtin import Citation
 from ...core.foundation.carriage import MB, Carriage, ContentRules
 from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import (
@@ -57,6 +58,7 @@ from ...core.transport.errors import (
     read_count,
     read_label,
 )
+from .server_tools import builtin_calls, map_builtin_tools, text_citations
 from .thinking import anthropic_thinking
 
 __all__ = [
@@ -134,6 +136,7 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
     tools = [_map_tool_spec(spec) for spec in request.tools]
     if request.output is not None:
         tools.append(_map_tool_spec(output_tool_spec(request.output)))
+    tools.extend(map_builtin_tools(request.builtin_tools)[0])
     choice = _tool_choice(request, settings, bool(thinking))  # refuses what none could carry
     if tools:
         body["tools"] = tools
@@ -383,6 +386,8 @@ def parse_response(body: Any) -> ModelResponse:
     calls: list[ToolCall] = []
     thinking: list[ThinkingPart] = []
     blocks: list[dict[str, Any]] = []
+    citations: list[Citation] = []
+    at = 0  # where the next text block starts in the answer
     for block in cast(list[Any], content):
         if not isinstance(block, dict):
             raise MalformedResponse("a content block is not an object")
@@ -394,6 +399,8 @@ def parse_response(body: Any) -> ModelResponse:
             if not isinstance(text, str):
                 raise MalformedResponse("a text block has no text")
             texts.append(text)
+            citations.extend(text_citations(item, (at, at + len(text))))
+            at += len(text)
         elif kind == "tool_use":
             calls.append(_parse_tool_call(item))
         elif kind in _THINKING_BLOCKS:
@@ -403,6 +410,7 @@ def parse_response(body: Any) -> ModelResponse:
     native = NativeOutput(PROVIDER, tuple(blocks))
     model = read_label(message, "model")
     tier = read_label(message, "usage", "service_tier")
+    ran = builtin_calls(blocks, PROVIDER)
     if calls:
         return ModelResponse(
             text="".join(texts) or None,
@@ -414,6 +422,8 @@ def parse_response(body: Any) -> ModelResponse:
             native=native,
             model=model,
             service_tier=tier,
+            builtin_calls=ran,
+            citations=tuple(citations),
         )
     if reason == "tool_calls":
         raise MalformedResponse("stop_reason is tool_use but there is no tool_use block")
@@ -427,6 +437,8 @@ def parse_response(body: Any) -> ModelResponse:
         refusal=_refusal_explanation(message.get("stop_details")) if reason == "refusal" else None,
         model=model,
         service_tier=tier,
+        builtin_calls=ran,
+        citations=tuple(citations),
     )
 
 
@@ -490,6 +502,7 @@ def _parse_usage(value: Any) -> Usage:
         reasoning_tokens=read_count(counts, "output_tokens_details", "thinking_tokens"),
         cache_write_tokens=written,
         cache_write_1h_tokens=read_count(counts, "cache_creation", "ephemeral_1h_input_tokens"),
+        web_search_requests=read_count(counts, "server_tool_use", "web_search_requests"),
     )
 
 

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, cast
 
+from ...core.foundation.builtin import refuse_builtin
 from ...core.foundation.carriage import MB, Carriage, ContentRules, attachments_after_results
 from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import CachePoint, TextPart, UserPart
@@ -105,6 +106,8 @@ def build_request(
     request: ModelRequest, settings: ModelSettings, model: str = ""
 ) -> dict[str, Any]:
     """The `generateContent` body for one neutral request."""
+    for tool in request.builtin_tools:  # not mapped yet: refused rather than dropped
+        raise refuse_builtin("Gemini", tool)
     contents, system = _map_messages(request.messages)
     body: dict[str, Any] = {"contents": contents}
     if system:

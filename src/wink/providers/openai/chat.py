@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any, cast
 
+from ...core.foundation.builtin import refuse_builtin
 from ...core.foundation.carriage import Carriage, ContentRules, attachments_after_results
 from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import (
@@ -101,6 +102,8 @@ def build_request(
     `model_id` (default `model`) is what the body names. A host that wants the model's
     thinking back on tool-call turns names the field (`reasoning_echo`); a host whose
     output limit has another name says which (`max_tokens_field`)."""
+    for tool in request.builtin_tools:  # Chat Completions has no built-in tools
+        raise refuse_builtin("OpenAI Chat Completions", tool)
     messages = attachments_after_results(request.messages)
     body: dict[str, Any] = {
         "model": model_id or model,

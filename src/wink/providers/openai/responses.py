@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from ...core.foundation.builtin import refuse_builtin
 from ...core.foundation.carriage import Carriage, ContentRules
 from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import (
@@ -78,6 +79,8 @@ CONTENT_RULES = ContentRules(
 
 def build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
     """The Responses body for one neutral request; stateless (`store` stays the caller's)."""
+    for tool in request.builtin_tools:  # not mapped yet: refused rather than dropped
+        raise refuse_builtin("OpenAI Responses", tool)
     instructions = [m.content for m in request.messages if isinstance(m, SystemMessage)]
     body: dict[str, Any] = {"model": model, "input": _map_messages(request.messages)}
     if instructions:
