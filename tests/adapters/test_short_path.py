@@ -348,6 +348,8 @@ NONE_WITH_OUTPUT = {
             }
         },
     ),
+    # Converse has no "none": the prompt's tools are left out, the output tool forced.
+    "bedrock": ("toolConfig", None),
 }
 
 
@@ -370,7 +372,12 @@ def test_none_with_a_structured_output_leaves_the_answer_possible(
         )
     assert response.output == Forecast("sunny")
     field, sent = NONE_WITH_OUTPUT[provider]
-    assert emulator.requests[0].body[field] == sent
+    if provider == "bedrock":
+        config = emulator.requests[0].body[field]
+        assert [tool["toolSpec"]["name"] for tool in config["tools"]] == ["final_result_Forecast"]
+        assert config["toolChoice"] == {"any": {}}
+    else:
+        assert emulator.requests[0].body[field] == sent
 
 
 def test_anthropic_refuses_none_with_a_structured_output_and_thinking(

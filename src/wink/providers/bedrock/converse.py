@@ -4,7 +4,7 @@ One request shape for every model Bedrock serves (Claude, Llama, Mistral, Nova..
 `system` blocks, `messages` of content blocks (`text`, `image`, `document`, `toolUse`,
 `toolResult`, `reasoningContent`, `cachePoint`), `inferenceConfig`, `toolConfig`, and
 `additionalModelRequestFields` for what only the model takes (Claude's `thinking`).
-Wire facts and limits are in docs/bedrock.md.
+Wire facts and limits are in docs/hosts/bedrock.md.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ or the body's `__type`, and the body's `message`, read into core's `StatusFacts`
 The statuses Bedrock sends do not all say what the error is (`ModelNotReadyException`
 is a 429 that waiting a moment lifts, `ServiceQuotaExceededException` a 400 that waiting
 does not, `UnrecognizedClientException` a 403 that is a refused key), so each type is
-given the status that classifies it as the contract says (docs/bedrock.md).
+given the status that classifies it as the contract says (docs/hosts/bedrock.md).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from .options import VertexOptions
 from .place import NO_BATCHES, VertexPlace, located
 
 if TYPE_CHECKING:
-    from ...core.transport.decoding import Parse, StreamDecoder
+    from ...core.transport.decoding import Framing, Parse, StreamDecoder
 
 __all__ = ["VERTEX_ANTHROPIC_VERSION", "VertexAnthropic", "VertexClaude"]
 
@@ -44,6 +44,11 @@ class _StreamRawPredict:
         streamed = AnthropicMessages.stream_format
         assert streamed is not None
         return streamed.decoder(prompt_name, secrets, parse)
+
+    def framing(self) -> Framing:
+        streamed = AnthropicMessages.stream_format
+        assert streamed is not None
+        return streamed.framing()
 
 
 class VertexClaude(AnthropicMessages):
