@@ -309,3 +309,35 @@ def test_each_request_span_carries_its_cost() -> None:
         float(_expected("openai", "gpt-4.1", input_tokens=1000, output_tokens=100)),
         float(_expected("openai", "gpt-4.1", input_tokens=10, output_tokens=10)),
     ]
+
+
+HOSTED = [
+    ("azure:gpt-4.1", "azure", "gpt-4.1"),
+    ("deepseek:deepseek-chat", "deepseek", "deepseek-chat"),
+    ("groq:llama-3.3-70b-versatile", "groq", "llama-3.3-70b-versatile"),
+    ("mistral:mistral-large-latest", "mistral", "mistral-large-latest"),
+    ("xai:grok-4", "x-ai", "grok-4"),
+]
+
+
+@pytest.mark.parametrize(("spec", "provider_id", "model"), HOSTED)
+def test_a_host_prices_under_its_own_genai_prices_id(
+    spec: str, provider_id: str, model: str
+) -> None:
+    """Each host's answers are priced by genai-prices under the host's id (its own prices
+    where genai-prices has them: Azure's are not OpenAI's by definition), computed here
+    with genai-prices directly."""
+    script = [Turn.text("sunny", input_tokens=2000, output_tokens=300, cached_tokens=500)]
+    with ProviderEmulator(script) as emu:
+        where = (
+            {"endpoint": emu.url}
+            if spec.startswith("azure:")
+            else {"base_url": emu.base_url("openai")}
+        )
+        with create_adapter(spec, api_key="k", **where) as adapter:  # type: ignore[call-overload]
+            response = adapter.evaluate("Weather in Paris?")
+    expected = _expected(
+        provider_id, model, input_tokens=2000, output_tokens=300, cache_read_tokens=500
+    )
+    assert response.cost is not None
+    assert response.cost.total == expected
