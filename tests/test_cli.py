@@ -16,6 +16,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
+from genai_prices import Usage as GenaiUsage, calc_price
 
 import wink
 from wink.cli import main
@@ -45,10 +46,29 @@ TOOL_LINES = [
     "⏳ HTTP 429 rate_limit on attempt 2: the provider asked to wait 0.3s; attempt 3 in #s",
     '✔ get_forecast(city="Paris", days=2) → forecast',
 ]
-SUMMARY_LINES = [
-    "emulator: 5 requests, 2 answered 429",
-    "usage: 3 requests, 30 input tokens, 15 output tokens, 3 rounds",
-]
+# The demo's model per provider, and the genai-prices id its answers are priced under.
+DEMO_MODELS = {
+    "openai": ("gpt-4.1-mini", "openai"),
+    "openai-responses": ("gpt-4.1-mini", "openai"),
+    "anthropic": ("claude-sonnet-4-6", "anthropic"),
+    "google": ("gemini-2.5-flash", "google"),
+}
+
+
+def summary_lines(provider: str) -> list[str]:
+    """The demo's last lines: what the emulator saw, the usage, and what genai-prices
+    itself says that usage costs on the demo's model."""
+    model, provider_id = DEMO_MODELS[provider]
+    price = calc_price(
+        GenaiUsage(input_tokens=30, output_tokens=15), model, provider_id=provider_id
+    )
+    return [
+        "emulator: 5 requests, 2 answered 429",
+        "usage: 3 requests, 30 input tokens, 15 output tokens, 3 rounds",
+        f"cost: ${price.total_price:f}",
+    ]
+
+
 # The last step: a tool that waits for a person, approved by the demo's policy.
 APPROVAL_LINES = [
     "── a tool that asks a person first",
@@ -83,7 +103,7 @@ def test_demo_shows_the_whole_contract(provider: str, capsys: pytest.CaptureFixt
     lines = _lines(capsys.readouterr().out)
     shown = [line for line in _before_step(lines) if line[:2] in SHOWN]
     assert shown == TOOL_LINES
-    assert _before_step(lines)[-2:] == SUMMARY_LINES
+    assert _before_step(lines)[-3:] == summary_lines(provider)
     assert _step(lines) == APPROVAL_LINES
     assert any("The storm alert went out to 12,000 subscribers" in line for line in lines)
     assert any("Paris: sunny tomorrow (21°C)" in line for line in lines)
@@ -170,7 +190,7 @@ def test_demo_runs_in_plain_text_without_rich() -> None:
     assert done.returncode == 0, done.stderr
     lines = _lines(done.stdout)
     assert [line for line in _before_step(lines) if line[:2] in SHOWN] == TOOL_LINES
-    assert _before_step(lines)[-2:] == SUMMARY_LINES
+    assert _before_step(lines)[-3:] == summary_lines("openai")
     assert _step(lines) == APPROVAL_LINES
     assert "--- final answer ---" in lines
     assert not any(character in done.stdout for character in "╭│┃")  # no rich boxes

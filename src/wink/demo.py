@@ -528,4 +528,6 @@ def _evaluate(
         f"usage: {usage.requests} requests, {usage.input_tokens} input tokens, "
         f"{usage.output_tokens} output tokens, {response.rounds} rounds"
     )
+    cost = response.cost  # priced by genai-prices, offline; None for a model it lacks
+    screen.line(f"cost: ${cost.total:f}" if cost is not None else "cost: not priced")
     return 0 if response.text else 1
