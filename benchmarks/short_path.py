@@ -1,5 +1,6 @@
 """The short path's costs (issue 33): a plain function as the tool against a `Tool`, a
-string prompt against a `Prompt`, and the `wink.wire` log off (the default) and on.
+string prompt against a `Prompt`, and the `wink.wire` log off (the default) and on; and
+what pricing adds to the loop (issue 32).
 
 The same OpenAI Chat tool loop as the loop-overhead scenario (a call, then the answer),
 run sync against the emulator process, every variant interleaved with the raw SDK loop.
@@ -55,6 +56,11 @@ def short_path(loops: int, repeat: int, warmup: int) -> list[Row]:
             for _ in range(count):
                 adapter.evaluate(raw.TASK, tools=[lookup_function], session=Session())
 
+        def run_priced(count: int) -> None:
+            for _ in range(count):
+                cost = adapter.evaluate(raw.PROMPT, session=Session()).cost
+                assert cost is not None  # read: every round priced by genai-prices
+
         def run_logged(count: int) -> None:
             wire.addHandler(handler)
             wire.setLevel(logging.DEBUG)
@@ -73,6 +79,7 @@ def short_path(loops: int, repeat: int, warmup: int) -> list[Row]:
             "string, Tool": run_string_tool,
             "string, function": run_string_function,
             "wire log on": run_logged,
+            "priced": run_priced,
         }
         for run in variants.values():
             run(warmup)
@@ -128,6 +135,17 @@ def short_path(loops: int, repeat: int, warmup: int) -> list[Row]:
             timings["wire log on"],
             against=timings["prompt"],
             baseline="wink, wire log off (the default)",
+        )
+    )
+    rows.append(
+        row(
+            "pricing",
+            "wink, the tool loop with response.cost read (both rounds priced by genai-prices)",
+            "ms/loop",
+            timings["priced"],
+            against=timings["prompt"],
+            baseline="wink, the same loop, cost not read",
+            target=1.02,  # issue 32: pricing adds at most 2% to the tool loop
         )
     )
     core = interleave(
