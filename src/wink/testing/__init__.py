@@ -16,6 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .builtin import EmulatedCitation, EmulatedCodeRun, EmulatedSearch
     from .emulator import ProviderEmulator, ScriptFunction, ScriptItem
     from .faults import Fault, FaultKind, HeaderStyle, RateLimit
     from .history import HistoryEntry, HistoryRole
@@ -36,7 +37,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AwsCredentials",
+    "EmulatedCitation",
+    "EmulatedCodeRun",
     "EmulatedRequest",
+    "EmulatedSearch",
     "EmulatedThinking",
     "EmulatedToolCall",
     "EmulatedUsage",
@@ -68,7 +72,10 @@ __all__ = [
 
 _LAZY: dict[str, str] = {
     "AwsCredentials": "wink.testing.wire.bedrock",
+    "EmulatedCitation": "wink.testing.builtin",
+    "EmulatedCodeRun": "wink.testing.builtin",
     "EmulatedRequest": "wink.testing.records",
+    "EmulatedSearch": "wink.testing.builtin",
     "EmulatedThinking": "wink.testing.turns",
     "EmulatedToolCall": "wink.testing.turns",
     "EmulatedUsage": "wink.testing.turns",

@@ -23,6 +23,7 @@ from .records import Provider
 from .turns import Turn
 from .wire import WIRES, WireContext
 from .wire.bedrock import bedrock_stream, stream_error
+from .wire.openai_responses_builtin import BUILTIN_ITEMS, annotation_events, item_events
 
 __all__ = [
     "NOT_JSON",
@@ -237,6 +238,8 @@ def _responses(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) ->
             _responses_message(emit, index, item, size)
         elif item["type"] == "reasoning":
             _responses_reasoning(emit, index, item, size)
+        elif item["type"] in BUILTIN_ITEMS:
+            item_events(emit, index, item, size)
         else:
             _responses_call(emit, index, item, size)
     terminal = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
@@ -263,6 +266,7 @@ def _responses_message(
         for piece in split(text, size):
             extra: dict[str, Any] = {} if refusal else {"logprobs": []}
             emit(f"{kind}.delta", **where, delta=piece, **extra)
+        annotation_events(emit, where, part)
         emit(f"{kind}.done", **where, **({"refusal": text} if refusal else {"text": text}))
         emit("response.content_part.done", **where, part=part)
     emit("response.output_item.done", output_index=index, item=item)

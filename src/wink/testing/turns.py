@@ -9,6 +9,7 @@ from typing import Any, Literal, TypedDict, Unpack, cast
 
 from ..core.foundation.checks import kind_of
 from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
+from .builtin import BuiltinRun, EmulatedCitation, builtin_runs
 from .history import HistoryEntry
 
 __all__ = [
@@ -136,6 +137,8 @@ class Turn:
 
     Build it with `Turn.text`, `Turn.tool_calls`, `Turn.json` or `Turn.refusal`; the
     attributes are `content` and `calls` because `text`/`tool_calls` name the constructors.
+    `ran` are the provider-side tools it runs first (`EmulatedSearch`, `EmulatedCodeRun`),
+    `citations` the sources its text cites (`EmulatedCitation`).
     `expect_parts` (set with `expecting`) is what the request must carry to be answered;
     `expect_history` (set with `expecting_history`), the conversation it must carry.
     """
@@ -147,6 +150,8 @@ class Turn:
     thinking: tuple[EmulatedThinking, ...] = ()
     expect_parts: tuple[str, ...] | None = None
     expect_history: tuple[str, ...] | None = None
+    ran: tuple[BuiltinRun, ...] = ()
+    citations: tuple[EmulatedCitation, ...] = ()
 
     def expecting(self, *parts: str) -> Turn:
         """This turn, answered only to a request whose images, documents and audio are
@@ -199,11 +204,20 @@ class Turn:
         *,
         thinking: ThinkingInput = None,
         finish: Finish = "stop",
+        ran: Sequence[BuiltinRun] = (),
+        citations: Sequence[EmulatedCitation] = (),
         **usage: Unpack[UsageFields],
     ) -> Turn:
-        """A plain text answer, after `thinking` if given."""
+        """A plain text answer, after `thinking` if given, and after the provider-side
+        tools it `ran`; `citations` tie parts of the text to web sources."""
+        runs, cited = builtin_runs(ran, citations, text)
         return cls(
-            content=text, usage=EmulatedUsage(**usage), finish=finish, thinking=_thinking(thinking)
+            content=text,
+            usage=EmulatedUsage(**usage),
+            finish=finish,
+            thinking=_thinking(thinking),
+            ran=runs,
+            citations=cited,
         )
 
     @classmethod

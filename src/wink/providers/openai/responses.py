@@ -7,9 +7,10 @@ Client, error map, strict schemas and failure text are shared with Chat Completi
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any, cast
 
-from ...core.foundation.builtin import refuse_builtin
+from ...core.foundation.builtin import BuiltinToolCall, Citation
 from ...core.foundation.carriage import Carriage, ContentRules
 from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import (
@@ -37,6 +38,14 @@ from ...core.foundation.messages import (
 )
 from ...core.foundation.settings import ModelSettings
 from ...core.transport.errors import MalformedResponse, read_count, read_label
+from .builtin import (
+    BUILTIN_ITEMS,
+    builtin_call,
+    map_builtin_tools,
+    text_citations,
+    titled,
+    web_searches,
+)
 from .client import FILE_BYTES, failure_text, file_name, image_carriage, strict_schema
 from .thinking import openai_reasoning_effort
 
@@ -79,14 +88,13 @@ CONTENT_RULES = ContentRules(
 
 def build_request(request: ModelRequest, model: str, settings: ModelSettings) -> dict[str, Any]:
     """The Responses body for one neutral request; stateless (`store` stays the caller's)."""
-    for tool in request.builtin_tools:  # not mapped yet: refused rather than dropped
-        raise refuse_builtin("OpenAI Responses", tool)
+    builtin, include = map_builtin_tools(request.builtin_tools)
     instructions = [m.content for m in request.messages if isinstance(m, SystemMessage)]
     body: dict[str, Any] = {"model": model, "input": _map_messages(request.messages)}
     if instructions:
         body["instructions"] = "\n\n".join(instructions)
-    if request.tools:
-        body["tools"] = [_map_tool_spec(spec) for spec in request.tools]
+    if request.tools or builtin:
+        body["tools"] = [_map_tool_spec(spec) for spec in request.tools] + builtin
     if request.output is not None:
         schema = strict_schema(request.output.schema)
         body["text"] = {
@@ -105,6 +113,8 @@ def build_request(request: ModelRequest, model: str, settings: ModelSettings) ->
     if settings.parallel_tool_calls is not None and request.tools:
         body["parallel_tool_calls"] = settings.parallel_tool_calls
     body.update(_reasoning_fields(model, settings))
+    if include:
+        body["include"] = [*body.get("include", ()), *include]
     body.update(settings.extra)
     return body
 
@@ -235,6 +245,8 @@ def parse_response(body: Any) -> ModelResponse:
     thinking: list[ThinkingPart] = []
     items: list[dict[str, Any]] = []
     refusals: list[str] = []
+    ran: list[BuiltinToolCall] = []
+    citations: list[Citation] = []
     for entry in cast(list[Any], output):
         if not isinstance(entry, dict):
             raise MalformedResponse("an output item is not an object")
@@ -242,16 +254,20 @@ def parse_response(body: Any) -> ModelResponse:
         items.append(item)
         kind = item.get("type")
         if kind == "message":
-            _parse_message_content(item, texts, refusals)
+            _parse_message_content(item, texts, refusals, citations)
         elif kind == "function_call":
             calls.append(_parse_tool_call(item))
         elif kind == "reasoning":
             thinking.append(_parse_reasoning(item))
+        elif kind in BUILTIN_ITEMS:
+            ran.append(builtin_call(item, PROVIDER))
+    usage = _parse_usage(response.get("usage"))
+    searches = web_searches(items)
     refused = bool(refusals)
     return ModelResponse(
         text="".join(texts) if texts else None,
         tool_calls=tuple(calls),
-        usage=_parse_usage(response.get("usage")),
+        usage=replace(usage, web_search_requests=searches) if searches else usage,
         finish_reason=_parse_finish_reason(response, refused=refused, has_calls=bool(calls)),
         raw=response,
         thinking=tuple(thinking),
@@ -259,6 +275,8 @@ def parse_response(body: Any) -> ModelResponse:
         refusal="".join(refusals) or None,
         model=read_label(response, "model"),
         service_tier=read_label(response, "service_tier"),
+        builtin_calls=titled(ran, citations),
+        citations=tuple(citations),
     )
 
 
@@ -287,8 +305,11 @@ def _parse_reasoning(item: dict[str, Any]) -> ThinkingPart:
     )
 
 
-def _parse_message_content(item: dict[str, Any], texts: list[str], refusals: list[str]) -> None:
-    """Collect output text, and refusal text (a `refusal` part, its words maybe empty)."""
+def _parse_message_content(
+    item: dict[str, Any], texts: list[str], refusals: list[str], citations: list[Citation]
+) -> None:
+    """Collect output text with its citations (their spans over the whole answer), and
+    refusal text (a `refusal` part, its words maybe empty)."""
     content = item.get("content")
     if not isinstance(content, list):
         raise MalformedResponse("a message item has no content list")
@@ -298,6 +319,7 @@ def _parse_message_content(item: dict[str, Any], texts: list[str], refusals: lis
             text = block.get("text")
             if not isinstance(text, str):
                 raise MalformedResponse("an output_text part has no text")
+            citations.extend(text_citations(block, sum(map(len, texts))))
             texts.append(text)
         elif block.get("type") == "refusal":
             words = block.get("refusal")

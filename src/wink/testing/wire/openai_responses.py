@@ -13,6 +13,7 @@ from ..thinking import ReasoningLedger, seal
 from ..turns import Turn
 from .base import Rendered, WireContext
 from .openai import OpenAIWireBase, data_part, prompt_details
+from .openai_responses_builtin import builtin_items, tools_refusal, url_annotations
 
 __all__ = ["OpenAIResponsesWire"]
 
@@ -85,11 +86,13 @@ class OpenAIResponsesWire(OpenAIWireBase):
         items: list[dict[str, Any]] = []
         if turn.thinking:
             items.append(self._reasoning(turn, ctx))
+        items.extend(builtin_items(turn, ctx))
         if turn.content is not None:
             if turn.finish == "refusal":
                 part: dict[str, Any] = {"type": "refusal", "refusal": turn.content}
             else:
-                part = {"type": "output_text", "text": turn.content, "annotations": []}
+                cited = url_annotations(turn.citations)
+                part = {"type": "output_text", "text": turn.content, "annotations": cited}
             items.append(
                 {
                     "id": ctx.ids.response_item("msg"),
@@ -168,7 +171,7 @@ class OpenAIResponsesWire(OpenAIWireBase):
         output without its call (unless the conversation is stored: `previous_response_id`);
         a reasoning item the emulator made followed by the item it led to, and that item
         not without it: the real API's 400s."""
-        refused = _named_choice_refusal(body, self.tool_names(body))
+        refused = tools_refusal(body) or _named_choice_refusal(body, self.tool_names(body))
         if refused is not None:
             return refused
         items = [as_object(item) for item in as_list(body.get("input"))]
