@@ -3,8 +3,9 @@
 `code_interpreter_call` output items and the `url_citation` annotations of `output_text`
 read back as neutral values (docs/builtin-tools.md).
 
-The API has no field for a search's `max_uses` or `blocked_domains`, and no URL context
-tool: those are refused before sending. The sources a search found and the logs a code run
+The API has no field for a search's `max_uses` (its `max_tool_calls` caps every built-in
+tool's calls together) and no URL context tool: those are refused before sending. The
+domain lists go in the tool's `filters`. The sources a search found and the logs a code run
 printed come back only when asked for (`include`), which the request does whenever it
 offers the tool. The items themselves go back to the API verbatim in the turn's native
 items.
@@ -62,11 +63,11 @@ def map_builtin_tools(tools: Iterable[BuiltinTool]) -> tuple[list[dict[str, Any]
 def _web_search(tool: WebSearch) -> dict[str, Any]:
     if tool.max_uses is not None:
         raise refuse_builtin(WIRE, tool, "max_uses")
-    if tool.blocked_domains:
-        raise refuse_builtin(WIRE, tool, "blocked_domains")
     mapped: dict[str, Any] = {"type": "web_search"}
     if tool.allowed_domains:
         mapped["filters"] = {"allowed_domains": list(tool.allowed_domains)}
+    if tool.blocked_domains:
+        mapped["filters"] = {"blocked_domains": list(tool.blocked_domains)}
     if tool.user_location is not None:
         mapped["user_location"] = {"type": "approximate", **tool.user_location.fields()}
     return mapped
@@ -133,9 +134,13 @@ def _list(value: Any) -> list[Any]:
     return cast(list[Any], value) if isinstance(value, list) else []
 
 
-def web_searches(items: Iterable[dict[str, Any]]) -> int:
-    """The searches of an answer: its `web_search_call` items whose action is a search
-    (the API reports no billed count; opening or reading a page is not a search)."""
+def web_searches(response: dict[str, Any], items: Iterable[dict[str, Any]]) -> int:
+    """The searches of an answer: the billed count where the answer gives one
+    (`tool_usage.web_search.num_requests`), else its `web_search_call` items whose action is
+    a search (opening or reading a page is not one)."""
+    billed = _object(_object(response.get("tool_usage")).get("web_search")).get("num_requests")
+    if isinstance(billed, int) and not isinstance(billed, bool) and billed >= 0:
+        return billed
     return sum(
         1
         for item in items

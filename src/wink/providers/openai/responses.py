@@ -262,7 +262,7 @@ def parse_response(body: Any) -> ModelResponse:
         elif kind in BUILTIN_ITEMS:
             ran.append(builtin_call(item, PROVIDER))
     usage = _parse_usage(response.get("usage"))
-    searches = web_searches(items)
+    searches = web_searches(response, items)
     refused = bool(refusals)
     return ModelResponse(
         text="".join(texts) if texts else None,

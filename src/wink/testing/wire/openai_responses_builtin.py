@@ -56,7 +56,7 @@ Emit = Callable[..., None]
 
 def tools_refusal(body: dict[str, Any]) -> Fault | None:
     """The 400 for a tool of a type the API does not have, a `web_search` field it does not
-    take (`max_uses`, `blocked_domains` are Anthropic's), or a `code_interpreter` with no
+    take (`max_uses` is Anthropic's), or a `code_interpreter` with no
     container."""
     for index, raw in enumerate(as_list(body.get("tools"))):
         tool = as_object(raw)
@@ -72,7 +72,9 @@ def tools_refusal(body: dict[str, Any]) -> Fault | None:
         if kind in _SEARCH_TYPES:
             unknown = _unknown(tool, _WEB_SEARCH_KEYS, where)
             unknown = unknown or _unknown(
-                as_object(tool.get("filters")), frozenset({"allowed_domains"}), f"{where}.filters"
+                as_object(tool.get("filters")),
+                frozenset({"allowed_domains", "blocked_domains"}),
+                f"{where}.filters",
             )
             location = as_object(tool.get("user_location"))
             unknown = unknown or _unknown(location, _LOCATION_KEYS, f"{where}.user_location")
