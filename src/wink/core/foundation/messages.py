@@ -82,8 +82,8 @@ class Usage:
     its credits); None: it did not say."""
     web_search_requests: int = 0
     """The web searches the provider ran and bills apart from tokens (Anthropic's
-    `server_tool_use.web_search_requests`; OpenAI's `web_search_call` items; Gemini's
-    grounded answers' queries)."""
+    `server_tool_use.web_search_requests`; OpenAI's `tool_usage.web_search.num_requests`,
+    else its `web_search_call` items that searched; Gemini's grounded answers' queries)."""
 
     @property
     def total_tokens(self) -> int:
