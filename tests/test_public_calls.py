@@ -157,6 +157,12 @@ GOOD: dict[str, Good] = {
     "UserLocation.region": lambda _: "IDF",
     "UserLocation.country": lambda _: "FR",
     "UserLocation.timezone": lambda _: "Europe/Paris",
+    "EmulatedSearch.query": lambda _: "python 3.14",
+    "EmulatedCodeRun.code": lambda _: "print(1)",
+    "EmulatedCitation.url": lambda _: "https://example.com/",
+    "EmulatedCitation.title": lambda _: "Example",
+    "EmulatedCitation.start": lambda _: 0,
+    "EmulatedCitation.end": lambda _: 2,
     # by parameter name
     "adapter": lambda _: "openai:gpt-4.1",
     "adapters": lambda _: [ADAPTERS[wink.OpenAIAdapter](), ADAPTERS[wink.GoogleAdapter]()],

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from ..core.foundation.checks import kind_of
+from ..core.foundation.checks import a_string, a_whole_number, kind_of
 from ..core.foundation.errors import InvalidArgumentError
 
 __all__ = ["BuiltinRun", "EmulatedCitation", "EmulatedCodeRun", "EmulatedSearch", "builtin_runs"]
@@ -20,7 +20,14 @@ class EmulatedSearch:
     """A web search the model runs before it answers: its `query` and the URLs it found."""
 
     query: str
-    sources: tuple[str, ...] = ()
+    sources: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        a_string(self.query, "EmulatedSearch(query=...)", "query")
+        urls = _sequence(self.sources, "EmulatedSearch(sources=...)", "sources", "URLs")
+        for url in urls:
+            a_string(url, "EmulatedSearch(sources=...)", "sources")
+        object.__setattr__(self, "sources", urls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +36,10 @@ class EmulatedCodeRun:
 
     code: str
     output: str = ""
+
+    def __post_init__(self) -> None:
+        a_string(self.code, "EmulatedCodeRun(code=...)", "code")
+        a_string(self.output, "EmulatedCodeRun(output=...)", "output", empty=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +52,22 @@ class EmulatedCitation:
     start: int
     end: int
 
+    def __post_init__(self) -> None:
+        a_string(self.url, "EmulatedCitation(url=...)", "url")
+        a_string(self.title, "EmulatedCitation(title=...)", "title", empty=True)
+        start = a_whole_number(self.start, "EmulatedCitation(start=...)", "start", minimum=0)
+        a_whole_number(self.end, "EmulatedCitation(end=...)", "end", minimum=start + 1)
+
 
 BuiltinRun = EmulatedSearch | EmulatedCodeRun
+
+
+def _sequence(value: object, where: str, name: str, what: str) -> tuple[object, ...]:
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise InvalidArgumentError(
+            f"{where} takes a list of {what}, got {kind_of(value)}", argument=name
+        )
+    return tuple(cast(Sequence[object], value))
 
 
 def builtin_runs(
@@ -50,15 +75,15 @@ def builtin_runs(
 ) -> tuple[tuple[BuiltinRun, ...], tuple[EmulatedCitation, ...]]:
     """`ran=` and `citations=` of a `Turn` constructor, checked: each citation's span lies
     in the text."""
-    runs = tuple(cast(Sequence[object], ran))
+    runs = _sequence(ran, "Turn.text(ran=...)", "ran", "EmulatedSearch and EmulatedCodeRun")
     for run in runs:
         if not isinstance(run, EmulatedSearch | EmulatedCodeRun):
             raise InvalidArgumentError(
                 f"ran= holds EmulatedSearch or EmulatedCodeRun values, got {kind_of(run)}",
                 argument="ran",
             )
-    cited = tuple(cast(Sequence[object], citations))
-    length = len(text or "")
+    cited = _sequence(citations, "Turn.text(citations=...)", "citations", "EmulatedCitation")
+    length = len(text) if isinstance(text, str) else 0
     for citation in cited:
         if not isinstance(citation, EmulatedCitation):
             raise InvalidArgumentError(
