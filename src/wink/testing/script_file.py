@@ -28,7 +28,8 @@ from typing import (
 )
 
 from ..core.foundation.checks import an_instance, kind_of
-from ..core.foundation.errors import ConfigurationError, InvalidArgumentError
+from ..core.foundation.errors import ConfigurationError, InvalidArgumentError, WinkError
+from .builtin import BuiltinRun, EmulatedCitation, EmulatedCodeRun, EmulatedSearch
 from .faults import Fault, FaultKind, RateLimit
 from .scripting import ScriptItem, checked_items, script_items
 from .turns import EmulatedThinking, EmulatedToolCall, Finish, Turn, UsageFields
@@ -52,7 +53,7 @@ _TURNS: dict[str, tuple[str, ...]] = {
     "json": ("finish",),
     "refusal": (),
     "paused": ("thinking",),
-    "text": ("thinking", "finish"),
+    "text": ("thinking", "finish", "ran", "citations"),
 }
 _T = TypeVar("_T")
 _FAULTS = tuple(kind for kind in get_args(FaultKind) if callable(getattr(Fault, kind, None)))
@@ -216,7 +217,60 @@ def _turn_of(kind: str, fields_: dict[str, Any], path: str | None, where: str) -
     text = _string(value, path, f"{where}.{kind}")
     if kind == "refusal":
         return Turn.refusal(text, **usage)
-    return Turn.text(text, thinking=thinking, finish=finish, **usage)
+    ran = _runs(fields_.get("ran", []), path, f"{where}.ran")
+    cited = _citations(fields_.get("citations", []), path, f"{where}.citations")
+    try:
+        return Turn.text(text, thinking=thinking, finish=finish, ran=ran, citations=cited, **usage)
+    except WinkError as error:
+        raise ScriptFileError(str(error), path=path, entry=where) from error
+
+
+def _entries(value: Any, path: str | None, where: str, what: str) -> list[tuple[str, Any]]:
+    if not isinstance(value, list):
+        raise ScriptFileError(f"must be a list of {what}", path=path, entry=where)
+    return [(f"{where}[{index}]", raw) for index, raw in enumerate(cast(list[Any], value))]
+
+
+def _runs(value: Any, path: str | None, where: str) -> list[BuiltinRun]:
+    """`[{"search": query, "sources": [url, ...]}, {"code": code, "output": text}, ...]`."""
+    runs: list[BuiltinRun] = []
+    for spot, raw in _entries(value, path, where, "tool runs"):
+        run = _object(
+            raw,
+            path,
+            spot,
+            'a run is {"search": ..., "sources": [...]} or {"code": ..., "output": ...}',
+        )
+        try:
+            if "search" in run:
+                _known_keys(run, ("search", "sources"), path, spot)
+                runs.append(EmulatedSearch(run["search"], run.get("sources", [])))
+            else:
+                _known_keys(run, ("code", "output"), path, spot)
+                code = _string(run.get("code"), path, f"{spot}.code")
+                runs.append(EmulatedCodeRun(code, run.get("output", "")))
+        except WinkError as error:
+            if isinstance(error, ScriptFileError):
+                raise
+            raise ScriptFileError(str(error), path=path, entry=spot) from error
+    return runs
+
+
+def _citations(value: Any, path: str | None, where: str) -> list[EmulatedCitation]:
+    """`[{"url": ..., "title": ..., "start": 0, "end": 10}, ...]`."""
+    cited: list[EmulatedCitation] = []
+    for spot, raw in _entries(value, path, where, "citations"):
+        citation = _object(raw, path, spot, 'a citation is {"url", "title", "start", "end"}')
+        _known_keys(citation, ("url", "title", "start", "end"), path, spot)
+        url = _string(citation.get("url"), path, f"{spot}.url")
+        title = _string(citation.get("title"), path, f"{spot}.title")
+        start: Any = citation.get("start")  # checked by EmulatedCitation
+        end: Any = citation.get("end")
+        try:
+            cited.append(EmulatedCitation(url, title, start, end))
+        except WinkError as error:
+            raise ScriptFileError(str(error), path=path, entry=spot) from error
+    return cited
 
 
 def _calls(value: Any, path: str | None, where: str) -> list[EmulatedToolCall]:

@@ -24,7 +24,9 @@ from wink.testing import (
     EmulatedSearch,
     EmulatorInternalError,
     ProviderEmulator,
+    ScriptFileError,
     Turn,
+    parse_script,
 )
 
 SEARCH_RECORDING = "builtin/openai_responses_web_search_citation.json"
@@ -414,3 +416,56 @@ def test_a_turn_that_runs_a_tool_the_request_does_not_offer_fails_the_test() -> 
 def test_a_scripted_citation_outside_the_text_is_refused() -> None:
     with pytest.raises(wink.InvalidArgumentError, match="outside"):
         Turn.text("short", citations=[EmulatedCitation(SOURCE, "t", 0, 99)])
+
+
+def test_a_script_file_scripts_the_runs_and_citations() -> None:
+    script = parse_script(
+        {
+            "script": [
+                {
+                    "text": ANSWER,
+                    "ran": [
+                        {"search": "Mount Columbia height", "sources": [SOURCE]},
+                        {"code": "print(3747)", "output": "3747\n"},
+                    ],
+                    "citations": [
+                        {
+                            "url": SOURCE,
+                            "title": "Mount Columbia | Britannica",
+                            "start": 0,
+                            "end": 14,
+                        }
+                    ],
+                }
+            ]
+        }
+    )
+    (turn,) = script.items
+    assert turn == Turn.text(
+        ANSWER,
+        ran=[
+            EmulatedSearch("Mount Columbia height", [SOURCE]),
+            EmulatedCodeRun("print(3747)", "3747\n"),
+        ],
+        citations=[EmulatedCitation(SOURCE, "Mount Columbia | Britannica", 0, 14)],
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "where"),
+    [
+        ({"text": "hi", "ran": [{"search": ""}]}, "script[0].ran[0]"),
+        ({"text": "hi", "ran": [{"code": "x", "stdout": "y"}]}, "script[0].ran[0]"),
+        (
+            {"text": "hi", "citations": [{"url": "u", "title": "t", "start": 0, "end": 9}]},
+            "script[0]",
+        ),
+        ({"text": "hi", "citations": {"url": "u"}}, "script[0].citations"),
+    ],
+)
+def test_a_script_file_refuses_a_bad_run_or_citation_naming_the_entry(
+    entry: dict[str, Any], where: str
+) -> None:
+    with pytest.raises(ScriptFileError) as caught:
+        parse_script({"script": [entry]})
+    assert caught.value.entry == where
