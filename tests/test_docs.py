@@ -10,6 +10,7 @@ other included file is put in place of its line and the block runs.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.metadata
 import io
@@ -19,6 +20,7 @@ import tomllib
 import types
 from contextlib import redirect_stdout
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -181,15 +183,22 @@ def test_every_public_name_has_an_api_reference_entry(module: str) -> None:
     assert len(entries) == len(set(entries)), "a name has two entries"
 
 
-@pytest.mark.parametrize("module", ["wink", "wink.testing", "wink.mcp"])
-def test_every_public_name_has_a_docstring_for_its_entry(module: str) -> None:
-    """Read as the API reference reads them (griffe, from src/): a type alias needs the
-    string under it, which Python itself keeps nowhere."""
+@functools.cache
+def _griffe_wink() -> Any:
+    """The `wink` package as griffe reads it from src/ (once: it reads every module)."""
     import griffe
 
     loader = griffe.GriffeLoader(search_paths=[str(ROOT / "src")])
     package = loader.load("wink")
     loader.resolve_aliases(implicit=False, external=False)
+    return package
+
+
+@pytest.mark.parametrize("module", ["wink", "wink.testing", "wink.mcp"])
+def test_every_public_name_has_a_docstring_for_its_entry(module: str) -> None:
+    """Read as the API reference reads them (griffe, from src/): a type alias needs the
+    string under it, which Python itself keeps nowhere."""
+    package = _griffe_wink()
     undocumented = []
     for name in importlib.import_module(module).__all__:
         found = package[f"{module}.{name}".removeprefix("wink").lstrip(".")]

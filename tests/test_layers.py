@@ -6,6 +6,7 @@ is imported from another module."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -121,9 +122,14 @@ def _imports(path: Path, root: Path = SRC) -> list[tuple[int, str, list[str]]]:
     """(line, absolute module, names) of every import in `path`: the import statements,
     and the strings that name a wink module (what `importlib.import_module`,
     `LazyStreamFormat` or a registry entry are given)."""
+    return _imports_in(path, root, path.read_text(encoding="utf-8"))
+
+
+@functools.cache  # several checks walk every source file: each is parsed once per text
+def _imports_in(path: Path, root: Path, text: str) -> list[tuple[int, str, list[str]]]:
     module, package = _module_name(path, root), _package(path, root)
     found: list[tuple[int, str, list[str]]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

@@ -20,6 +20,7 @@ are listed in `OWN_OBJECTS` one by one, so a new use is looked at.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -255,12 +256,13 @@ def check_source(source: str, path: str = "wink/example.py") -> list[Finding]:
     return checker.findings
 
 
-def all_findings() -> list[Finding]:
+@functools.cache  # two tests read them: src/ is walked once
+def all_findings() -> tuple[Finding, ...]:
     findings: list[Finding] = []
     for file in sorted((SRC / "wink").rglob("*.py")):
         path = file.relative_to(SRC).as_posix()
         findings.extend(check_source(file.read_text(encoding="utf-8"), path))
-    return findings
+    return tuple(findings)
 
 
 def wink_findings() -> list[Finding]:

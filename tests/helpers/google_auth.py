@@ -1,11 +1,13 @@
 """Real google-auth credentials with no network but loopback: a service-account key made
-here (an RSA key of its own) whose `token_uri` is a token endpoint served on 127.0.0.1,
-which checks the signed assertion as Google's does (the key's signature, the
-cloud-platform scope) and hands out counted, short- or long-lived access tokens."""
+here (an RSA key of its own, made once per process: a 2048-bit key costs 40 to 180 ms of
+CPU, and no test depends on which key it is) whose `token_uri` is a token endpoint served
+on 127.0.0.1, which checks the signed assertion as Google's does (the key's signature,
+the cloud-platform scope) and hands out counted, short- or long-lived access tokens."""
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import threading
 from collections.abc import Iterator
@@ -57,6 +59,11 @@ class TokenEndpoint:
         return 200, {"access_token": token, "expires_in": self.lifetime, "token_type": "Bearer"}
 
 
+@functools.cache
+def _private_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
 def _unpadded(part: str) -> bytes:
     return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
 
@@ -67,7 +74,7 @@ def service_account(
 ) -> Iterator[tuple[Path, TokenEndpoint]]:
     """A service-account key file in `directory` and its token endpoint, served while
     the block runs."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    key = _private_key()
     endpoint = TokenEndpoint(key.public_key(), lifetime)
 
     class Handler(BaseHTTPRequestHandler):

@@ -432,7 +432,10 @@ def test_hang_is_cut_short_by_close() -> None:
 
     async def main() -> None:
         task = asyncio.create_task(call())
-        await asyncio.sleep(0.2)
+        waited = time.perf_counter()
+        while emu.stats.hung == 0:  # the request is in and hanging (a loaded machine is slow)
+            assert time.perf_counter() - waited < 10, "the request never reached the emulator"
+            await asyncio.sleep(0.01)
         start = time.perf_counter()
         await asyncio.to_thread(emu.close)
         await task
