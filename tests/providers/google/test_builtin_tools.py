@@ -5,6 +5,7 @@ the same result) and go on to Anthropic without the calls."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -19,6 +20,7 @@ from wink.core.foundation.messages import ModelRequest, ToolSpec, UserMessage
 from wink.core.foundation.settings import ModelSettings
 from wink.providers.google import Gemini
 from wink.providers.google.generate import build_request, parse_response
+from wink.providers.google.stream import GeminiStreamDecoder
 from wink.providers.vertex.gemini import VertexGemini
 from wink.testing import ProviderEmulator, Turn
 
@@ -285,3 +287,71 @@ def test_the_google_genai_sdk_reads_the_emulated_grounding_and_code() -> None:
         "Spain won Euro 2024.",
         "Ödegaard — not there; España 2:1 England.",
     ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["streams/google/code_execution_parts.json", "streams/google/text_thought_signature.json"],
+)
+def test_recorded_code_runs_stream_into_their_calls(name: str) -> None:
+    body = load_recording(name)["response"]["body"]
+    chunks = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: ")]
+    decoder = GeminiStreamDecoder("p", (), parse_response)
+    events: list[Any] = []
+    for chunk in chunks:
+        decoder.feed("", chunk, events)
+    response = decoder.finish()
+    parts = [part for chunk in chunks for part in chunk["candidates"][0]["content"]["parts"]]
+    codes = [part["executableCode"] for part in parts if "executableCode" in part]
+    results = [part["codeExecutionResult"] for part in parts if "codeExecutionResult" in part]
+    assert codes
+    assert len(codes) == len(results)
+    assert response.builtin_calls == tuple(
+        wink.BuiltinToolCall(
+            "google", "code_execution", code.get("id"), code=code["code"], output=result["output"]
+        )
+        for code, result in zip(codes, results, strict=True)
+    )
+    native = [next(iter(part)) for part in response.native.items]  # type: ignore[union-attr]
+    assert native.count("executableCode") == len(codes)
+
+
+def test_a_url_context_read_reads_as_its_pages_and_their_status() -> None:
+    with (
+        ProviderEmulator([Turn.text("It is about wink.")]) as emu,
+        wink.create_adapter(
+            "google:gemini-2.5-flash", base_url=emu.base_url("google"), api_key="k"
+        ) as gemini,
+    ):
+        response = gemini.evaluate(
+            "Summarize https://example.com/a and https://example.org/b",
+            builtin_tools=[wink.UrlContext()],
+        )
+    assert emu.requests[0].body["tools"] == [{"urlContext": {}}]
+    assert response.transcript[-1].builtin_calls == (
+        wink.BuiltinToolCall(
+            "google", "url_context", sources=(WebSource("https://example.com/a"),)
+        ),
+        wink.BuiltinToolCall(
+            "google", "url_context", sources=(WebSource("https://example.org/b"),)
+        ),
+    )
+    failed = parse_response(
+        {
+            "candidates": [
+                {
+                    "content": {"parts": [{"text": "No."}]},
+                    "finishReason": "STOP",
+                    "urlContextMetadata": {
+                        "urlMetadata": [
+                            {
+                                "retrievedUrl": "https://x.example/",
+                                "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_ERROR",
+                            }
+                        ]
+                    },
+                }
+            ]
+        }
+    )
+    assert failed.builtin_calls[0].error == "URL_RETRIEVAL_STATUS_ERROR"
