@@ -18,10 +18,8 @@ from tests.helpers.wire import load_recording, ok, replay
 from wink.core.foundation.builtin import Citation, WebSource
 from wink.core.foundation.messages import ModelRequest, ToolSpec, UserMessage
 from wink.core.foundation.settings import ModelSettings
-from wink.providers.google import Gemini
 from wink.providers.google.generate import build_request, parse_response
 from wink.providers.google.stream import GeminiStreamDecoder
-from wink.providers.vertex.gemini import VertexGemini
 from wink.testing import ProviderEmulator, Turn
 
 RECORDING = "google_builtin/web_search_citations.json"
@@ -59,7 +57,16 @@ def test_vertex_google_search_takes_blocked_domains_as_exclude_domains() -> None
     search = wink.WebSearch(blocked_domains=["example.com"])
     body = build_request(_request(search), ModelSettings(), exclude_domains=True)
     assert body["tools"] == [{"googleSearch": {"excludeDomains": ["example.com"]}}]
-    assert (VertexGemini.search_excludes_domains, Gemini.search_excludes_domains) == (True, False)
+    with ProviderEmulator([Turn.text("Done.")]) as emu:
+        vertex = wink.create_adapter("vertex:gemini-2.5-flash", base_url=emu.url, api_key="k")
+        with vertex:
+            assert vertex.evaluate("Look it up.", builtin_tools=[search]).text == "Done."
+        gemini = wink.create_adapter("google:gemini-2.5-flash", base_url=emu.url, api_key="k")
+        with gemini, pytest.raises(wink.UnsupportedFeatureError, match="Gemini wire"):
+            gemini.evaluate("Look it up.", builtin_tools=[search])
+    (sent,) = emu.requests
+    assert sent.path.startswith("/v1beta1/publishers/google/")
+    assert sent.body["tools"] == [{"googleSearch": {"excludeDomains": ["example.com"]}}]
 
 
 def test_the_recorded_grounded_answer_reads_as_its_citations_exactly() -> None:
