@@ -214,6 +214,7 @@ def test_search_and_code_round_trip_on_gemini_and_go_on_to_anthropic(streamed: b
             "Ödegaard — not there; España 2:1 England.",
         ]
         turn = response.transcript[-1]
+        assert turn.citations == response.citations
         assert [call.tool for call in turn.builtin_calls] == ["code_execution", "web_search"]
         assert turn.builtin_calls[0].code == f"print({ANSWER!r})\n"
         assert turn.builtin_calls[1].queries == ("Who won Euro 2024?",)
