@@ -15,7 +15,6 @@ from wink.core.foundation.settings import ModelSettings
 from wink.core.foundation.transcript import Transcript
 from wink.providers.anthropic.messages import build_request, parse_response
 from wink.providers.anthropic.server_tools import beta_headers
-from wink.providers.google.generate import build_request as gemini_request
 from wink.providers.openai.chat import build_request as chat_request
 
 # The shape of Anthropic's documented web search answer (server_tool_use, its result, a
@@ -241,7 +240,6 @@ def test_another_provider_gets_the_text_and_citations_without_the_calls(
     ("build", "wire"),
     [
         (lambda r: chat_request(r, "gpt-4o", ModelSettings()), "OpenAI Chat Completions"),
-        (lambda r: gemini_request(r, ModelSettings()), "Gemini"),
     ],
 )
 def test_a_wire_without_the_tool_refuses_it_naming_the_wire(build, wire) -> None:  # type: ignore[no-untyped-def]

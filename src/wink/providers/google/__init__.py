@@ -46,6 +46,8 @@ class Gemini(Provider):
     content_rules = generate.CONTENT_RULES
     counts_tokens = True
     call_ids = CallIdRules(foreign_call_data={"thought_signature": _FOREIGN_SIGNATURE})
+    wire_name = "Gemini"  # in refusals of what this API lacks
+    search_excludes_domains = False  # Google Search's `excludeDomains` (Vertex's alone)
 
     def key(self) -> str | None:
         """The key the host sends in `x-goog-api-key` (None: it signs requests instead)."""
@@ -75,9 +77,14 @@ class Gemini(Provider):
         gemini_thinking_config(self.model, self.settings)
 
     def translate(self, request: ModelRequest) -> WireRequest:
-        return WireRequest(
-            self.model_url(), generate.build_request(request, self.settings, self.model)
+        body = generate.build_request(
+            request,
+            self.settings,
+            self.model,
+            wire=self.wire_name,
+            exclude_domains=self.search_excludes_domains,
         )
+        return WireRequest(self.model_url(), body)
 
     def token_count_form(self, path: str, body: Mapping[str, Any]) -> WireRequest:
         # `models.countTokens` takes the whole generation request (system instruction,

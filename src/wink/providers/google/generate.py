@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, cast
 
-from ...core.foundation.builtin import refuse_builtin
 from ...core.foundation.carriage import MB, Carriage, ContentRules, attachments_after_results
 from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import CachePoint, TextPart, UserPart
@@ -37,6 +37,7 @@ from ...core.transport.errors import (
     read_count,
     read_label,
 )
+from .grounding import builtin_calls, grounding_citations, map_builtin_tools, search_requests
 from .thinking import gemini_thinking_config
 
 __all__ = [
@@ -103,11 +104,16 @@ _GENERATION_KEYS: dict[str, str] = {
 
 
 def build_request(
-    request: ModelRequest, settings: ModelSettings, model: str = ""
+    request: ModelRequest,
+    settings: ModelSettings,
+    model: str = "",
+    *,
+    wire: str = "Gemini",
+    exclude_domains: bool = False,
 ) -> dict[str, Any]:
-    """The `generateContent` body for one neutral request."""
-    for tool in request.builtin_tools:  # not mapped yet: refused rather than dropped
-        raise refuse_builtin("Gemini", tool)
+    """The `generateContent` body for one neutral request (`wire` names it in refusals;
+    `exclude_domains`: its Google Search takes `excludeDomains`, as Vertex's does)."""
+    builtin = map_builtin_tools(request.builtin_tools, wire, exclude_domains=exclude_domains)
     contents, system = _map_messages(request.messages)
     body: dict[str, Any] = {"contents": contents}
     if system:
@@ -130,6 +136,8 @@ def build_request(
         body["tools"] = [{"functionDeclarations": declarations}]
         if calling is not None:
             body["toolConfig"] = {"functionCallingConfig": calling}
+    if builtin:
+        body["tools"] = [*body.get("tools", ()), *builtin]
     if generation:
         body["generationConfig"] = generation
     if settings.extra:
@@ -359,10 +367,15 @@ def parse_response(body: Any) -> ModelResponse:
     provider_data = {"thought_signature": signature} if signature else None
     if calls and reason == "stop":
         reason = "tool_calls"
+    searches = search_requests(candidate, model)
+    if searches:
+        usage = replace(usage, web_search_requests=searches)
     return ModelResponse(
         text=text,
         tool_calls=calls,
         usage=usage,
+        builtin_calls=builtin_calls(parts, candidate, PROVIDER),
+        citations=grounding_citations(text, candidate),
         finish_reason=reason,
         provider_data=provider_data,
         raw=body,

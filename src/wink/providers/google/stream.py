@@ -3,7 +3,9 @@
 blocked: `promptFeedback.blockReason`).
 
 Parts are added up in order: text parts (`thought: true` ones are thinking), whole
-`functionCall` parts, and the thought signatures riding on either. An event
+`functionCall`, `executableCode` and `codeExecutionResult` parts, and the thought
+signatures riding on any; the candidate's `groundingMetadata` and `urlContextMetadata`
+(last chunks) as last sent. An event
 `{"error": {...}}` reports a failure mid-stream, classified by its `code`.
 """
 
@@ -35,6 +37,8 @@ _GENERATE = ":generateContent"
 # `gen_ai.response.model` and `gen_ai.response.id` come from there).
 _IDENTITY_KEYS = ("modelVersion", "responseId", "createTime")
 _STREAM = ":streamGenerateContent?alt=sse"
+# What built-in tools leave on a candidate, sent whole on the last chunk(s): kept as last seen.
+_METADATA_KEYS = ("groundingMetadata", "urlContextMetadata")
 
 
 class GeminiStream(SSEFramed):
@@ -76,6 +80,7 @@ class GeminiStreamDecoder:
         "_blocked",
         "_calls",
         "_finish",
+        "_grounding",
         "_identity",
         "_parse",
         "_parts",
@@ -94,6 +99,7 @@ class GeminiStreamDecoder:
         self._blocked: Any = None
         self._usage: Any = None
         self._identity: dict[str, Any] = {}
+        self._grounding: dict[str, Any] = {}  # the candidate's metadata, as last sent
 
     @property
     def usage_reported(self) -> bool:
@@ -137,6 +143,9 @@ class GeminiStreamDecoder:
         finish = candidate.get("finishReason")
         if finish is not None:
             self._finish = finish
+        for key in _METADATA_KEYS:
+            if candidate.get(key) is not None:
+                self._grounding[key] = candidate[key]
 
     def _read_part(self, part: dict[str, Any], out: list[StreamEvent]) -> None:
         text = part.get("text")
@@ -182,6 +191,7 @@ class GeminiStreamDecoder:
             parts = [part.part() if isinstance(part, _TextRun) else part for part in self._parts]
             if parts:
                 candidate["content"] = {"parts": parts, "role": "model"}
+            candidate.update(self._grounding)
             body["candidates"] = [candidate]
         if self._usage is not None:
             body["usageMetadata"] = self._usage

@@ -16,7 +16,11 @@ _API_VERSION = "v1beta1"  # what google-genai speaks on Vertex: every field wink
 
 
 class VertexGemini(Gemini):
-    """Gemini's wire on Vertex: a 404 names the location asked."""
+    """Gemini's wire on Vertex: a 404 names the location asked; Google Search takes
+    `excludeDomains` (`WebSearch(blocked_domains=)`)."""
+
+    wire_name = "Gemini on Vertex AI"
+    search_excludes_domains = True
 
     def map_errors(
         self, prompt_name: str, secrets: tuple[str, ...]

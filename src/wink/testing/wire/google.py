@@ -15,6 +15,7 @@ from ..records import Provider, ToolResultView
 from ..thinking import ReasoningLedger, seal
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
+from .google_builtin import builtin_metadata, builtin_parts, builtin_refusal
 
 __all__ = ["GoogleWire"]
 
@@ -141,6 +142,7 @@ class GoogleWire:
         if shown and _includes_thoughts(ctx.body):
             # One thought part, the summary of it all (a stream could not tell two apart).
             parts.append({"text": "\n\n".join(shown), "thought": True})
+        parts.extend(builtin_parts(ctx.body, turn.content))
         if turn.content is not None:
             parts.append({"text": turn.content})
         calls: list[dict[str, Any]] = []
@@ -158,6 +160,7 @@ class GoogleWire:
         if parts:
             candidate["content"] = {"parts": parts, "role": "model"}
         candidate["finishReason"] = _FINISH_REASONS.get(turn.finish, "STOP")
+        candidate.update(builtin_metadata(ctx.body, turn.content))
         if turn.finish == "content_filter":
             candidate["safetyRatings"] = _SAFETY_RATINGS
         elif turn.calls:
@@ -281,6 +284,7 @@ class GoogleWire:
             _calling_config_refusal(body, self.tool_names(body))
             or _empty_parts(contents)
             or _turn_order(contents)
+            or builtin_refusal(body, model)
         )
         if disorder is not None:
             return Fault.bad_request(disorder)
