@@ -15,9 +15,10 @@ import httpx2
 import openai
 
 from ...core.foundation.messages import ModelRequest, ModelResponse
-from ...core.transport.http import EncodedRequest, HttpCalls, StainlessCalls, WireRequest
+from ...core.transport.http import EncodedRequest, HttpCalls, WireRequest
 from ..base import LazyStreamFormat, Provider, token_count, token_count_body
 from ..host import Endpoint, Host
+from ..stainless import StainlessCalls
 from . import chat, responses
 from .client import RATE_LIMIT_HEADERS, load_openai_client, map_openai_errors
 from .thinking import openai_reasoning_effort
