@@ -130,6 +130,7 @@ class AnthropicHost(Host):
     system = "anthropic"
     telemetry_name = "anthropic"
     api_key_variables = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+    demo_model = "claude-sonnet-4-6"
 
     def endpoint(self) -> Endpoint:
         return self.sdk_endpoint()

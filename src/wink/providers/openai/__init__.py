@@ -179,6 +179,7 @@ class OpenAI(ChatHost):
     system = "openai"
     telemetry_name = "openai"
     api_key_variables = ("OPENAI_API_KEY",)
+    demo_model = "gpt-4.1-mini"
 
     def key_optional(self) -> bool:
         return self.connection.base_url is not None  # a compatible server may need none
