@@ -407,10 +407,9 @@ def test_vertex_and_bedrock_answers_are_priced_under_their_own_id(
         assert [cost.total if cost else None for cost in rounds] == [first, second]
 
 
-def test_a_model_is_looked_up_once_per_price_data_and_again_after_a_refresh() -> None:
-    """Later answers of a model are priced by the match the first one found (the same
-    figures as calc_price, for other counts too); new price data (what genai-prices'
-    `UpdatePrices` installs) is looked up afresh, never priced by the old match."""
+def test_answers_are_priced_by_the_price_data_in_force() -> None:
+    """Each answer of a model costs what calc_price gives for its counts; new price data
+    (what genai-prices' `UpdatePrices` installs) prices the answers after it."""
     from genai_prices import data_snapshot
 
     pricer = Pricer("openai", "gpt-4.1")

@@ -32,9 +32,6 @@ __all__ = ["Pricer"]
 _BATCH_SHARE = Decimal("0.5")  # what the three batch APIs bill of the standard price
 _warned: set[tuple[str | None, str]] = set()
 _warned_lock = threading.Lock()
-# (provider, model) -> (the price data it was looked up in, the first calculation: its
-# `provider` and `model` are the match; None: no such model)
-_matches: dict[tuple[str | None, str], tuple[Any, Any]] = {}
 
 
 class Pricer:
@@ -171,27 +168,9 @@ def _calculation(
     when: datetime | None,
     context: dict[str, str] | None,
 ) -> Any:
-    """genai-prices' `PriceCalculation`, or None when it knows no such model.
-
-    The model is looked up once per (provider, model) and price data: the first answer
-    goes through `calc_price`, whose calculation names the provider and model it matched;
-    later ones are priced by that match (`ModelInfo.calc_price`, the same rules without
-    the look-up). A refresh of the prices (`UpdatePrices`) brings new data, looked up
-    afresh.
-    """
-    genai = _genai()
-    data = genai.data_snapshot.get_snapshot()
-    key = (provider, model)
-    found = _matches.get(key)
-    if found is not None and found[0] is data:
-        match = found[1]
-        if match is None:
-            return None
-        return match.model.calc_price(
-            counts, match.provider, genai_request_timestamp=when, price_context=context
-        )
+    """genai-prices' `PriceCalculation`, or None when it knows no such model."""
     try:
-        calculation = genai.calc_price(
+        return _genai().calc_price(
             counts,
             model,
             provider_id=provider,
@@ -199,10 +178,7 @@ def _calculation(
             price_context=context,
         )
     except LookupError:
-        _matches[key] = (data, None)
         return None
-    _matches[key] = (data, calculation)
-    return calculation
 
 
 def _from_calculation(calculation: Any, counts: Any, usage: Usage) -> Cost:
