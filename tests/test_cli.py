@@ -81,6 +81,14 @@ APPROVAL_LINES = [
 ]
 
 
+def approval_cost_line(provider: str) -> str:
+    """The last step's cost: its two rounds (before and after the approval, 10 input and 5
+    output tokens each), each priced by genai-prices itself on the demo's model."""
+    model, provider_id = DEMO_MODELS[provider]
+    one = calc_price(GenaiUsage(input_tokens=10, output_tokens=5), model, provider_id=provider_id)
+    return f"cost: ${one.total_price + one.total_price:f}"
+
+
 def _step(lines: list[str]) -> list[str]:
     """The lines of the last step, up to its answer."""
     start = lines.index(APPROVAL_LINES[0])
@@ -106,6 +114,7 @@ def test_demo_shows_the_whole_contract(provider: str, capsys: pytest.CaptureFixt
     assert _before_step(lines)[-3:] == summary_lines(provider)
     assert _step(lines) == APPROVAL_LINES
     assert any("The storm alert went out to 12,000 subscribers" in line for line in lines)
+    assert lines[-1] == approval_cost_line(provider)  # under the answer after the approval
     assert any("Paris: sunny tomorrow (21°C)" in line for line in lines)
     assert any(f"failed tool results as sent to {provider}" in line for line in lines)
 

@@ -162,7 +162,7 @@ def _import_time_imports(path: Path, root: Path = SRC) -> set[str]:
 WIRE_FOLDERS = frozenset(
     {"wink.providers.openai", "wink.providers.anthropic", "wink.providers.google"}
 )
-SHARED_PROVIDER_MODULES = frozenset({"base", "host"})  # providers/base.py, providers/host.py
+SHARED_PROVIDER_MODULES = frozenset({"base", "host", "stainless"})  # providers/<module>.py
 
 
 def _provider_folder(module: str) -> str | None:

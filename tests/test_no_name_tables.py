@@ -33,7 +33,6 @@ _NOT_MOVED_YET = {
     "testing/routes.py": 2,
     "testing/wire/__init__.py": 5,
     "testing/wire/openai.py": 1,
-    "demo.py": 11,
 }
 
 

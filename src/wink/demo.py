@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from . import (
     ConfigurationError,
+    Cost,
     MarkdownSection,
     Prompt,
     PromptEvaluationError,
@@ -52,6 +53,7 @@ __all__ = [
     "PlainScreen",
     "RichScreen",
     "Screen",
+    "cost_line",
     "demo_adapter",
     "describe_failure",
     "emulated_adapter",
@@ -61,12 +63,6 @@ __all__ = [
     "show_event",
 ]
 
-_MODELS = {
-    "openai": "gpt-4.1-mini",
-    "openai-responses": "gpt-4.1-mini",
-    "anthropic": "claude-sonnet-4-6",
-    "google": "gemini-2.5-flash",
-}
 _FINAL = "Paris: sunny tomorrow (21°C), light rain the day after (17°C)."
 
 
@@ -359,16 +355,23 @@ def _event_rows(session: Session) -> list[list[str]]:
     ]
 
 
-def _failures_on_the_wire(provider: str, request: RecordedRequest) -> Any:
-    """The failed tool results exactly as the adapter sent them, in the provider's form."""
-    body: Any = request.body
-    if provider == "openai":
-        return [m for m in body.get("messages", []) if m.get("role") == "tool"]
-    if provider == "openai-responses":
-        return [i for i in body.get("input", []) if i.get("type") == "function_call_output"]
-    if provider == "anthropic":
-        return body.get("messages", [])[-1]
-    return body.get("contents", [])[-1]
+def _added_to_the_conversation(before: RecordedRequest, after: RecordedRequest) -> Any:
+    """What `after` added to the conversation `before` carried, exactly as the adapter sent
+    it, in the wire's own form: the model's tool calls and the failed results that answer
+    them. The conversation is the list of the body that grew (`messages`, `input`,
+    `contents`: whatever the wire calls it)."""
+    old: object = before.body
+    new: object = after.body
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new
+    was_body = cast(dict[str, Any], old)
+    for key, items in cast(dict[str, Any], new).items():
+        was = was_body.get(key)
+        if isinstance(items, list) and isinstance(was, list):
+            added = cast(list[Any], items)[len(cast(list[Any], was)) :]
+            if added:
+                return added
+    return cast(dict[str, Any], new)
 
 
 # --- entry point
@@ -396,7 +399,14 @@ def run_demo(
     goes on with a batch job saved as JSON.
     """
     screen = screen if screen is not None else open_screen()
-    model = model or _MODELS[provider]
+    try:
+        model = model or _demo_model(provider)
+    except ConfigurationError as error:  # the provider's SDK is an optional dependency
+        screen.line((f"wink demo --provider {provider}: ", "red"), str(error))
+        return 1
+    if model is None:
+        screen.line((f"wink demo --provider {provider}: ", "red"), "give the model: --model")
+        return 2
     session = Session()
     # a stream shows its tools in the stream's order, with its other events
     shown_here = (PromptRendered,) if stream else (PromptRendered, ToolInvoked)
@@ -427,6 +437,14 @@ def run_demo(
             return 1
         with adapter:
             return _run(screen, adapter, session, emulator, provider, (stream, ask))
+
+
+def _demo_model(provider: str) -> str | None:
+    """The model the host's class names for the demo (`Host.demo_model`); loading it
+    raises `ConfigurationError` naming the extra when its SDK is not installed."""
+    from .adapters.registry import load_host
+
+    return load_host(provider).demo_model
 
 
 def _missing_key(provider: str) -> str | None:
@@ -514,11 +532,10 @@ def _evaluate(
         _event_rows(session),
     )
     if emulator is not None:
-        after_failures = next(
-            (r for r in emulator.requests if r.number >= 2 and r.body), emulator.requests[-1]
-        )
-        wire = json.dumps(_failures_on_the_wire(provider, after_failures), indent=2)
-        screen.panel(wire, title=f"failed tool results as sent to {provider}")
+        sent = [request for request in emulator.requests if request.body]
+        if len(sent) >= 2:  # the model called tools: their results went back
+            wire = json.dumps(_added_to_the_conversation(sent[0], sent[1]), indent=2)
+            screen.panel(wire, title=f"failed tool results as sent to {provider}")
         stats = emulator.stats
         screen.line(
             f"emulator: {stats.requests} requests, {stats.responses.get(429, 0)} answered 429"
@@ -528,6 +545,10 @@ def _evaluate(
         f"usage: {usage.requests} requests, {usage.input_tokens} input tokens, "
         f"{usage.output_tokens} output tokens, {response.rounds} rounds"
     )
-    cost = response.cost  # priced by genai-prices, offline; None for a model it lacks
-    screen.line(f"cost: ${cost.total:f}" if cost is not None else "cost: not priced")
+    screen.line(cost_line(response.cost))
     return 0 if response.text else 1
+
+
+def cost_line(cost: Cost | None) -> str:
+    """What a step cost, priced by genai-prices, offline (None: a model it lacks)."""
+    return f"cost: ${cost.total:f}" if cost is not None else "cost: not priced"

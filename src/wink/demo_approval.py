@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import (
+    Cost,
     MarkdownSection,
     PendingToolCall,
     Prompt,
@@ -109,7 +110,7 @@ def run_approval_step(
 ) -> int:
     """Run the step; returns the exit code. `decide` answers each pending call (None: the
     demo's `policy`)."""
-    from .demo import describe_failure, format_arguments, show_event
+    from .demo import cost_line, describe_failure, format_arguments, show_event
 
     decider = decide or policy
     who = "you" if decide is not None else f"policy: at most {ALERT_LIMIT:,} subscribers"
@@ -136,6 +137,7 @@ def run_approval_step(
             emulator.enqueue(SENT if all(answers.values()) else NOT_SENT)
         if not answers:  # a live model may answer without the tool
             screen.panel(waiting.text or "", title="answer", style="green")
+            screen.line(cost_line(waiting.cost))
             return 0
         saved = waiting.transcript.to_json()
         screen.line("  the transcript, saved as JSON and read back, resumes the run")
@@ -146,4 +148,11 @@ def run_approval_step(
         screen.line(("✘ evaluation failed: ", "red"), describe_failure(error))
         return 1
     screen.panel(done.text or "", title="answer after the approval", style="green")
+    screen.line(cost_line(_step_cost(waiting.cost, done.cost)))
     return 0 if done.text else 1
+
+
+def _step_cost(waiting: Cost | None, done: Cost | None) -> Cost | None:
+    """What the step cost: the rounds before the approval and those after it (None when
+    either is not priced: never a part shown as the whole)."""
+    return waiting + done if waiting is not None and done is not None else None

@@ -313,6 +313,42 @@ def test_anthropic_out_of_credit_is_an_exhausted_quota(body: Any, status: int) -
     )
 
 
+@pytest.mark.parametrize(
+    ("provider", "body", "kind"),
+    [
+        # Anthropic's 402 is its billing_error, whatever the body says (a gateway's page)
+        ("anthropic", {"error": "Payment Required"}, "quota_exhausted"),
+        # OpenRouter's insufficient credits, on the Chat Completions wire
+        ("openai", {"error": {"code": 402, "message": "Insufficient credits"}}, "quota_exhausted"),
+        # Gemini and Bedrock never answer 402: one from a proxy is a request error
+        ("google", {"error": {"code": 402, "message": "Payment Required"}}, None),
+        ("bedrock", {"message": "Payment Required"}, None),
+    ],
+)
+def test_what_a_402_means_is_the_wires_word(
+    provider: str, body: dict[str, Any], kind: str | None
+) -> None:
+    outcome, _, _ = request_once(provider, Fault.http(402, body))
+    if kind is None:
+        assert type(outcome) is BadRequestError, outcome
+    else:
+        assert isinstance(outcome, ThrottleError), outcome
+        assert (outcome.details.kind, outcome.details.retry_safe) == (kind, False)
+    assert isinstance(outcome, PromptEvaluationError)
+    assert outcome.status_code == 402
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_529_is_an_overload_whoever_sends_it(provider: str) -> None:
+    """Anthropic's 529 `overloaded_error` is retried as an overload; so is a 529 from any
+    other wire (a 5xx: the server failed, not the request)."""
+    body = _anthropic(529, "overloaded_error", "Overloaded") if provider == "anthropic" else {}
+    outcome, _, _ = request_once(provider, Fault.http(529, body))
+    assert isinstance(outcome, ThrottleError), outcome
+    details = outcome.details
+    assert (details.kind, details.retry_safe, details.status_code) == ("overloaded", True, 529)
+
+
 # --- the recorded error answers of tests/conformance
 
 RECORDED: list[tuple[str, str, type[PromptEvaluationError]]] = [

@@ -237,7 +237,8 @@ class Host:
     `offers_token_counts` (False: this host does not serve its wire's token-count
     endpoint; `no_token_counts_reason` says why), `unsupported_settings` (what this
     host refuses on top of the wire: warned about, never sent), `options` (a TypedDict of
-    its own options, checked when the adapter is made).
+    its own options, checked when the adapter is made), `demo_model` (the model `wink demo`
+    runs on this host, a small current one; None: the demo needs `--model`).
     """
 
     name: ClassVar[str]
@@ -253,6 +254,7 @@ class Host:
     no_token_counts_reason: ClassVar[str] = ""
     unsupported_settings: ClassVar[frozenset[str]] = frozenset()
     options: ClassVar[type[Any]] = NoHostOptions
+    demo_model: ClassVar[str | None] = None
 
     def __init__(self, model: str, connection: Connection, options: Mapping[str, Any]) -> None:
         self.model = model

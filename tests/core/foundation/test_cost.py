@@ -7,13 +7,16 @@ from __future__ import annotations
 import subprocess
 import sys
 import warnings
+from contextlib import ExitStack
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 from genai_prices import Usage as GenaiUsage, calc_price
 
+from tests.helpers.google_auth import service_account
 from wink import (
     Budget,
     BudgetExceededError,
@@ -341,3 +344,93 @@ def test_a_host_prices_under_its_own_genai_prices_id(
     )
     assert response.cost is not None
     assert response.cost.total == expected
+
+
+CLOUDS = [
+    ("vertex:gemini-2.5-flash", "google", "gemini-2.5-flash"),
+    ("vertex-anthropic:claude-sonnet-4-5@20250929", "anthropic", "claude-sonnet-4-5@20250929"),
+    ("bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", "aws", None),
+    ("bedrock:amazon.nova-pro-v1:0", "aws", None),
+]
+
+
+@pytest.mark.parametrize(("spec", "provider_id", "answered"), CLOUDS)
+@pytest.mark.parametrize("streamed", [False, True])
+def test_vertex_and_bedrock_answers_are_priced_under_their_own_id(
+    spec: str,
+    provider_id: str,
+    answered: str | None,
+    streamed: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Vertex (Gemini and Claude, signed with a service-account key made here) and Bedrock
+    (a Bedrock API key) answers, through the emulator, cost what genai-prices' calc_price
+    gives for the host's provider id and the model: Bedrock's own prices (its ids, its
+    regional rates), not the direct provider's."""
+    monkeypatch.setenv("NO_GCE_CHECK", "True")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    model = answered or spec.split(":", 1)[1]
+    script = [
+        _tool_turn(input_tokens=3000, output_tokens=400, cached_tokens=1000),
+        Turn.text("sunny", input_tokens=3500, output_tokens=50),
+    ]
+    with ExitStack() as stack:
+        emu = stack.enter_context(ProviderEmulator(script))
+        if spec.startswith("bedrock:"):
+            where: dict[str, Any] = {
+                "base_url": emu.base_url("bedrock"),
+                "api_key": "k-0123456789",
+                "region": "us-east-1",
+            }
+        else:
+            key_file, _ = stack.enter_context(service_account(tmp_path, project="p"))
+            where = {"base_url": emu.url, "credentials": key_file}
+        adapter = stack.enter_context(create_adapter(spec, **where))
+        if streamed:
+            stream = stack.enter_context(adapter.stream(PROMPT))
+            rounds = [event.cost for event in stream if isinstance(event, RoundFinished)]
+            response = stream.response
+        else:
+            response = adapter.evaluate(PROMPT)
+            rounds = None
+    first = _expected(
+        provider_id, model, input_tokens=3000, output_tokens=400, cache_read_tokens=1000
+    )
+    second = _expected(provider_id, model, input_tokens=3500, output_tokens=50)
+    assert adapter.host.system == provider_id
+    assert response.cost is not None
+    assert response.cost.total == first + second
+    assert response.cost.cached_input > 0
+    assert response.cost.sources[0].provider == provider_id
+    if rounds is not None:
+        assert [cost.total if cost else None for cost in rounds] == [first, second]
+
+
+def test_answers_are_priced_by_the_price_data_in_force() -> None:
+    """Each answer of a model costs what calc_price gives for its counts; new price data
+    (what genai-prices' `UpdatePrices` installs) prices the answers after it."""
+    from genai_prices import data_snapshot
+
+    pricer = Pricer("openai", "gpt-4.1")
+    counts = [(1000, 100, 0), (2500, 40, 2000), (10, 1, 0)]
+    for input_tokens, output_tokens, cached in counts:
+        usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, cached_tokens=cached)
+        cost = pricer.cost(usage, "gpt-4.1-2025-04-14", None, 1.8e9)
+        expected = _expected(
+            "openai",
+            "gpt-4.1-2025-04-14",
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cached,
+        )
+        assert cost is not None
+        assert cost.total == expected
+    usage = Usage(input_tokens=1000, output_tokens=100)
+    data_snapshot.set_custom_snapshot(data_snapshot.DataSnapshot([], from_auto_update=True))
+    try:
+        with pytest.warns(UnpricedModelWarning):
+            assert pricer.cost(usage, "gpt-4.1-2025-04-14", None, 1.8e9) is None
+    finally:
+        data_snapshot.set_custom_snapshot(None)
+    assert pricer.cost(usage, "gpt-4.1-2025-04-14", None, 1.8e9) is not None

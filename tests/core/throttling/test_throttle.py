@@ -82,9 +82,18 @@ def test_parse_duration_never_raises_on_a_non_string() -> None:
 NOW = datetime(2026, 2, 3, 23, 26, 30, tzinfo=UTC)
 
 
-def test_retry_after_ms_comes_first() -> None:
+@pytest.mark.parametrize("known", [OPENAI, ANTHROPIC], ids=["openai", "anthropic"])
+def test_retry_after_ms_comes_first_where_the_wire_declares_it(known: RateLimitHeaders) -> None:
     headers = {"retry-after-ms": "1500", "retry-after": "7"}
-    assert retry_after_from_headers(headers) == pytest.approx(1.5)
+    assert retry_after_from_headers(headers, known) == pytest.approx(1.5)
+
+
+def test_retry_after_ms_is_not_read_where_no_wire_declares_it() -> None:
+    """`retry-after-ms` is the Stainless SDKs' header (OpenAI, Anthropic): core reads
+    HTTP's `retry-after` alone, so Gemini's and Bedrock's answers are read for it only."""
+    headers = {"retry-after-ms": "1500", "retry-after": "7"}
+    assert retry_after_from_headers(headers) == 7.0
+    assert retry_after_from_headers({"retry-after-ms": "1500"}) is None
 
 
 def test_retry_after_in_seconds_and_as_an_http_date() -> None:
@@ -96,7 +105,7 @@ def test_retry_after_in_seconds_and_as_an_http_date() -> None:
 
 
 def test_header_names_match_in_any_case() -> None:
-    assert retry_after_from_headers({"Retry-After-Ms": "20"}) == pytest.approx(0.02)
+    assert retry_after_from_headers({"Retry-After-Ms": "20"}, OPENAI) == pytest.approx(0.02)
     assert retry_after_from_headers(httpx.Headers({"Retry-After": "3"})) == 3.0
 
 

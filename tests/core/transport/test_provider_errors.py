@@ -116,8 +116,9 @@ def test_a_rejected_request_gets_the_class_that_says_what_to_fix(
         (StatusFacts(429, "slow"), "rate_limit", True),
         (StatusFacts(429, "gone", quota_exhausted=True), "quota_exhausted", False),
         (StatusFacts(400, "no credit", quota_exhausted=True), "quota_exhausted", False),
-        (StatusFacts(402, "payment required"), "quota_exhausted", False),
-        (StatusFacts(529, "busy"), "overloaded", True),
+        (StatusFacts(402, "no credit", quota_exhausted=True), "quota_exhausted", False),
+        (StatusFacts(529, "busy"), "overloaded", True),  # a 5xx, whoever sends it
+        (StatusFacts(599, "odd"), "overloaded", True),
         (StatusFacts(500, "long?", context_window_exceeded=True), "overloaded", True),
         (StatusFacts(408, "slow"), "timeout", True),
     ],
@@ -129,6 +130,15 @@ def test_throttles_come_before_what_the_words_say(
     assert isinstance(error, ThrottleError)
     assert (error.details.kind, error.details.retry_safe) == (kind, retry_safe)
     assert error.status_code == error.details.status_code == facts.status
+
+
+def test_core_gives_a_402_no_meaning_of_its_own() -> None:
+    """A 402 means "out of credit" only where a wire's error reader says so (Anthropic's
+    billing_error, a compatible host's insufficient credits); core knows HTTP alone, so
+    a 402 that no wire explains is a request error, never retried."""
+    error = error_from_facts(StatusFacts(402, "payment required"), prompt_name="p")
+    assert type(error) is BadRequestError
+    assert error.status_code == 402
 
 
 def test_a_404_names_the_model_asked_for() -> None:
@@ -155,7 +165,7 @@ def test_a_new_class_still_reads_as_before_for_existing_handlers() -> None:
 
 
 def test_a_status_answers_retry_after_is_a_timedelta_kept_however_long() -> None:
-    error = error_from_status(429, "slow", prompt_name="p", headers={"retry-after-ms": "1500"})
+    error = error_from_status(429, "slow", prompt_name="p", headers={"retry-after": "1.5"})
     assert isinstance(error, ThrottleError)
     assert error.details.retry_after == timedelta(seconds=1.5)
     huge = error_from_status(429, "slow", prompt_name="p", retry_after=1e20)

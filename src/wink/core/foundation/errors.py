@@ -124,7 +124,7 @@ EvaluationPhase = Literal["request", "response", "tool", "budget"]
 a response, running a tool, or its `Budget`."""
 ThrottleKind = Literal["rate_limit", "quota_exhausted", "overloaded", "timeout", "connection"]
 """Why a request was throttled: `rate_limit` (429), `quota_exhausted` (out of credit:
-never retried), `overloaded` (5xx, Anthropic 529), `timeout` (no answer in time, 408),
+never retried), `overloaded` (any 5xx: Anthropic's 529 too), `timeout` (no answer in time, 408),
 `connection` (the connection was refused, reset or cut before the answer was whole)."""
 
 

@@ -67,7 +67,9 @@ class Usage:
 
     `billed_cost` is what the host itself billed for the request, in USD, when its answer
     says (OpenRouter's `usage.cost`); None when it does not. It is the sum of what was
-    reported: a request that reported none adds nothing.
+    reported: a request that reported none adds nothing. What the counts cost in money is
+    `PromptResponse.cost` (and each round's `cost`): a `Cost`, priced by genai-prices
+    (docs/cost.md).
     """
 
     input_tokens: int = 0

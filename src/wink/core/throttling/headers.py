@@ -46,7 +46,7 @@ _UNIT_SECONDS = {
     "ns": 1e-9,
 }
 
-_RETRY_AFTER_NAMES = ("retry-after", "retry-after-ms")  # the HTTP standard's, and OpenAI's
+_RETRY_AFTER = "retry-after"  # the HTTP standard's: read for every provider
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,29 +57,34 @@ class RateLimitHeaders:
     `requests`: (limit, remaining, reset) of the request allowance, read on every answer
     to pace requests. `resets`: (remaining, reset) of each allowance, read on a throttled
     answer that says no `retry-after`. A reset is a duration ("1.5s", "6m0s") or an
-    RFC 3339 time. `request_names`, `retry_names` and `remaining_names` are derived: the
-    names each reading looks for, so that it takes one pass over the headers.
+    RFC 3339 time. `retry_after_ms`: a header that gives the wait in milliseconds, read
+    before `retry-after` (OpenAI's and Anthropic's `retry-after-ms`). `request_names`,
+    `retry_names` and `remaining_names` are derived: the names each reading looks for,
+    so that it takes one pass over the headers.
     """
 
     requests: tuple[str, str, str] | None = None
     resets: tuple[tuple[str, str], ...] = ()
+    retry_after_ms: str | None = None
     request_names: frozenset[str] = field(init=False, repr=False, compare=False)
     retry_names: frozenset[str] = field(init=False, repr=False, compare=False)
     remaining_names: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for name in (*(self.requests or ()), *(n for pair in self.resets for n in pair)):
+        resets = tuple(name for pair in self.resets for name in pair)
+        milliseconds = (self.retry_after_ms,) if self.retry_after_ms else ()
+        for name in (*(self.requests or ()), *resets, *milliseconds):
             if name != name.lower():
                 raise ValueError(f"rate-limit header names are lower case: {name!r}")
-        resets = (name for pair in self.resets for name in pair)
+        retry_names = frozenset((_RETRY_AFTER, *milliseconds, *resets))
         object.__setattr__(self, "request_names", frozenset(self.requests or ()))
-        object.__setattr__(self, "retry_names", frozenset((*_RETRY_AFTER_NAMES, *resets)))
+        object.__setattr__(self, "retry_names", retry_names)
         remaining = (*(self.requests or ())[1:2], *(pair[0] for pair in self.resets))
         object.__setattr__(self, "remaining_names", frozenset(remaining))
 
 
 NO_RATE_LIMIT_HEADERS = RateLimitHeaders()
-"""A provider that reports no allowance: `retry-after` (and `retry-after-ms`) only."""
+"""A provider that reports no allowance: HTTP's `retry-after` only."""
 
 
 def parse_duration(value: str) -> float | None:
@@ -110,17 +115,19 @@ def retry_after_from_headers(
 ) -> float | None:
     """How long a throttled answer's headers ask to wait, in seconds (None: they do not say).
 
-    Read in order, the first usable one wins: `retry-after-ms`; `retry-after` (seconds or
-    an HTTP date); the provider's reset headers (`known.resets`), taking the longest reset
-    among the exhausted allowances (remaining 0), or among all when none says it is
-    exhausted. Names are matched in any case; negative or malformed values are skipped.
+    Read in order, the first usable one wins: the provider's milliseconds header
+    (`known.retry_after_ms`); `retry-after` (seconds or an HTTP date); the provider's
+    reset headers (`known.resets`), taking the longest reset among the exhausted
+    allowances (remaining 0), or among all when none says it is exhausted. Names are
+    matched in any case; negative or malformed values are skipped.
     Only meaningful on a throttled answer: a `retry-after` on a 200 asks nothing of us.
     """
     found = _pick(headers, known.retry_names)
-    milliseconds = _number(found.get("retry-after-ms"))
-    if milliseconds is not None:
-        return milliseconds / 1000
-    retry_after = found.get("retry-after")
+    if known.retry_after_ms is not None:
+        milliseconds = _number(found.get(known.retry_after_ms))
+        if milliseconds is not None:
+            return milliseconds / 1000
+    retry_after = found.get(_RETRY_AFTER)
     if retry_after is not None:
         seconds = _number(retry_after)
         if seconds is None and isinstance(retry_after, str):

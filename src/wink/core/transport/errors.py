@@ -65,9 +65,7 @@ _SECRET_PATTERN = re.compile(
 )
 REDACTED = "[redacted]"
 """What wink shows in place of a secret (a key, an auth header), wherever it shows text."""
-_OVERLOADED_STATUSES = frozenset({500, 502, 503, 504, 529})
 _TIMEOUT_STATUSES = frozenset({408})
-_PAYMENT_REQUIRED = 402  # Anthropic's billing_error: out of credit, as a quota
 
 
 _SHORT_SECRET = 8
@@ -211,9 +209,11 @@ def error_from_facts(
 ) -> PromptEvaluationError:
     """Classify an error answer: throttles are retry-safe, request errors are not retried.
 
-    Throttles (`ThrottleError`): an exhausted quota (402, or any 4xx the provider says
-    is one; never retried), 429 -> rate_limit, 5xx and 529 -> overloaded, 408 ->
-    timeout. Then what the provider's words say: the context window
+    Throttles (`ThrottleError`): an exhausted quota (any 4xx the provider's words say is
+    one, `facts.quota_exhausted`: its wire knows which statuses and bodies mean it; never
+    retried), 429 -> rate_limit, any 5xx (a 529 included) -> overloaded, 408 -> timeout.
+    Only HTTP's own meanings live here: a status a wire gives a meaning of its own is
+    read by its error reader into `facts`. Then what the provider's words say: the context window
     (`ContextWindowExceededError`), a content filter (`ContentFilteredError`), a key it
     refused (`AuthenticationError`); then the status: 401 `AuthenticationError`, 403
     `PermissionDeniedError`, 404 `NotFoundError` (naming `model`), any other 4xx
@@ -272,11 +272,11 @@ _STATUS_CLASSES: dict[int, type[PromptEvaluationError]] = {
 
 def _throttle_kind(facts: StatusFacts) -> ThrottleKind | None:
     status = facts.status
-    if status == _PAYMENT_REQUIRED or (facts.quota_exhausted and status < 500):
+    if facts.quota_exhausted and status < 500:
         return "quota_exhausted"
     if status == 429:
         return "rate_limit"
-    if status in _OVERLOADED_STATUSES or status >= 500:
+    if status >= 500:  # whatever the provider calls it (Anthropic's 529 is one)
         return "overloaded"
     if status in _TIMEOUT_STATUSES:
         return "timeout"

@@ -10,8 +10,9 @@ async, runs on an event loop (yours, or the portal of the sync entry points: see
   whose blocking calls runs on a worker thread, so the loop is never blocked and the
   deadline can always cut the wait.
 
-The HTTP calls themselves are the provider's (`HttpCalls`), so a provider whose SDK has no
-raw call can bring its own; their sync half serves a caller's sync client.
+The HTTP calls themselves are the provider's (`HttpCalls`, each wire's own: the Stainless
+SDKs' raw call is in `wink.providers.stainless`), so a provider whose SDK has no raw call
+can bring its own; their sync half serves a caller's sync client.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ __all__ = [
     "EncodedRequest",
     "HttpCalls",
     "OpenStream",
-    "StainlessCalls",
     "SyncTransport",
     "Transport",
     "WireRequest",
@@ -189,64 +189,3 @@ class _SyncBody:
 
     async def aclose(self) -> None:
         self._response.close()  # returns the connection to the pool: no network wait
-
-
-class StainlessCalls:
-    """The HTTP calls of a Stainless SDK (openai, anthropic): its documented raw call.
-
-    `client.post(path, cast_to=<its httpx>.Response, content=...)` keeps auth, headers,
-    base URL, timeout and exception types the SDK's, and skips `create()`'s walk over the
-    whole conversation on every request and its response models. With `stream=True` the
-    SDK returns the response once its head is in (an error status raises the SDK's
-    exception, read and mapped as for `post`).
-    """
-
-    __slots__ = ("_response_type",)
-
-    def __init__(self, response_type: type) -> None:
-        self._response_type = response_type
-
-    def post(self, client: Any, wire: EncodedRequest, time_limit: float) -> tuple[bytes, Any]:
-        http = client.post(
-            wire.path,
-            cast_to=self._response_type,
-            content=wire.content,
-            options=_options(wire, time_limit),
-        )
-        return http.content, http.headers
-
-    async def post_async(
-        self, client: Any, wire: EncodedRequest, time_limit: float
-    ) -> tuple[bytes, Any]:
-        http = await client.post(
-            wire.path,
-            cast_to=self._response_type,
-            content=wire.content,
-            options=_options(wire, time_limit),
-        )
-        return http.content, http.headers
-
-    def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
-        return client.post(
-            wire.path,
-            cast_to=self._response_type,
-            content=wire.content,
-            options=_options(wire, time_limit),
-            stream=True,
-        )
-
-    async def open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
-        return await client.post(
-            wire.path,
-            cast_to=self._response_type,
-            content=wire.content,
-            options=_options(wire, time_limit),
-            stream=True,
-        )
-
-
-def _options(wire: EncodedRequest, time_limit: float) -> dict[str, Any]:
-    """A Stainless call's request options: its timeout, and the signer's headers."""
-    if wire.headers is None:
-        return {"timeout": time_limit}
-    return {"timeout": time_limit, "headers": wire.headers}

@@ -20,9 +20,10 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
 
 from ...core.foundation.errors import ConfigurationError
 from ...core.foundation.messages import ModelRequest, ModelResponse
-from ...core.transport.http import HttpCalls, StainlessCalls, WireRequest
+from ...core.transport.http import HttpCalls, WireRequest
 from ..base import LazyStreamFormat, Provider, token_count, token_count_body
 from ..host import Endpoint, Host
+from ..stainless import StainlessCalls
 from . import messages
 from .server_tools import beta_headers
 from .thinking import anthropic_thinking
@@ -129,6 +130,7 @@ class AnthropicHost(Host):
     system = "anthropic"
     telemetry_name = "anthropic"
     api_key_variables = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+    demo_model = "claude-sonnet-4-6"
 
     def endpoint(self) -> Endpoint:
         return self.sdk_endpoint()

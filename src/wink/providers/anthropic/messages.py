@@ -558,7 +558,10 @@ def anthropic_error_facts(
         message=text,
         body=body,
         headers=headers,
-        quota_exhausted=spend_limit or kind == "billing_error" or _NO_CREDIT_WORDS in lowered,
+        quota_exhausted=spend_limit
+        or status == ERROR_STATUS["billing_error"]  # a 402 is out of credit, whatever the body
+        or kind == "billing_error"
+        or _NO_CREDIT_WORDS in lowered,
         # Anthropic answers 429 only for the organization's own limits (its capacity
         # runs short with a 529): a `rate_limit_error` always names one.
         limit_named=kind == "rate_limit_error",
@@ -588,6 +591,7 @@ RATE_LIMIT_HEADERS = RateLimitHeaders(
         (f"anthropic-ratelimit-{allowance}-remaining", f"anthropic-ratelimit-{allowance}-reset")
         for allowance in ("requests", "tokens", "input-tokens", "output-tokens")
     ),
+    retry_after_ms="retry-after-ms",  # the wait in milliseconds, before retry-after
 )
 
 _ERRORS = SdkErrors(

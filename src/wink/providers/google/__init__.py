@@ -126,6 +126,7 @@ class GeminiHost(Host):
     telemetry_name = "gcp.gemini"
     api_key_variables = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
     base_url = DEFAULT_BASE_URL
+    demo_model = "gemini-2.5-flash"
 
     def endpoint(self) -> Endpoint:
         return Endpoint(self.connection.base_url or DEFAULT_BASE_URL, self.api_key())

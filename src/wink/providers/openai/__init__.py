@@ -15,9 +15,10 @@ import httpx2
 import openai
 
 from ...core.foundation.messages import ModelRequest, ModelResponse
-from ...core.transport.http import EncodedRequest, HttpCalls, StainlessCalls, WireRequest
+from ...core.transport.http import EncodedRequest, HttpCalls, WireRequest
 from ..base import LazyStreamFormat, Provider, token_count, token_count_body
 from ..host import Endpoint, Host
+from ..stainless import StainlessCalls
 from . import chat, responses
 from .client import RATE_LIMIT_HEADERS, load_openai_client, map_openai_errors
 from .thinking import openai_reasoning_effort
@@ -178,6 +179,7 @@ class OpenAI(ChatHost):
     system = "openai"
     telemetry_name = "openai"
     api_key_variables = ("OPENAI_API_KEY",)
+    demo_model = "gpt-4.1-mini"
 
     def key_optional(self) -> bool:
         return self.connection.base_url is not None  # a compatible server may need none

@@ -136,6 +136,7 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
 # Error codes a content filter sends (Azure OpenAI: `content_filter`; image models:
 # `content_policy_violation`); OpenAI's reasoning models flag a prompt as `invalid_prompt`.
 _FILTER_CODES = frozenset({"content_filter", "content_policy_violation"})
+_PAYMENT_REQUIRED = 402
 _CONTEXT_WINDOW_WORDS = "maximum context length"  # OpenAI's and compatible servers' text
 # A 429 of the account's own limit names it: `rate_limit_exceeded`, "... on requests per
 # min (RPM): Limit 500, Used 500, Requested 1." (older: "Limit: 3 / min"). Other 429s
@@ -156,8 +157,9 @@ def openai_error_facts(
         message=text,
         body=body,
         headers=headers,
-        # OpenAI sends an exhausted quota as a 429 too.
-        quota_exhausted="insufficient_quota" in (code, kind),
+        # OpenAI sends an exhausted quota as a 429 too; compatible hosts as a 402
+        # Payment Required (OpenRouter's "insufficient credits").
+        quota_exhausted="insufficient_quota" in (code, kind) or status == _PAYMENT_REQUIRED,
         limit_named=code == "rate_limit_exceeded" and _LIMIT_SIZE.search(text) is not None,
         context_window_exceeded=code == "context_length_exceeded"
         or _CONTEXT_WINDOW_WORDS in text.lower(),
@@ -183,6 +185,7 @@ RATE_LIMIT_HEADERS = RateLimitHeaders(
         ("x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
         ("x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"),
     ),
+    retry_after_ms="retry-after-ms",  # the wait in milliseconds, before retry-after
 )
 
 _ERRORS = SdkErrors(
