@@ -27,7 +27,6 @@ _KEYED = re.compile(
 
 _NOT_MOVED_YET = {
     "adapters/registry.py": 4,  # the registry itself: each host's name -> its module
-    "testing/streams.py": 32,  # 5 of them Bedrock's event-stream frames (issue 31)
     "testing/batches.py": 14,
     "testing/emulator.py": 5,  # 2 of them Bedrock's auth check and its 404 (issue 31)
     "testing/routes.py": 2,

@@ -15,7 +15,9 @@ from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
 from ..thinking import ReasoningLedger, intact, opens, seal
 from ..turns import Turn
+from .anthropic_stream import anthropic_stream, anthropic_stream_error
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
+from .sse import SseFraming
 
 __all__ = ["AnthropicWire"]
 
@@ -56,7 +58,7 @@ _COUNTED = frozenset(
 )
 
 
-class AnthropicWire:
+class AnthropicWire(SseFraming):
     """Content blocks, `toolu_` ids, `stop_reason`, and the `{"type": "error"}` envelope."""
 
     provider: Provider = "anthropic"
@@ -68,6 +70,14 @@ class AnthropicWire:
             "anthropic-organization-id": "00000000-0000-4000-8000-00000000e1a7",
             "x-robots-tag": "none",
         }
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        return anthropic_stream(body, ctx, size, turn)
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        return anthropic_stream_error(fault)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         content = self._thinking(turn, ctx)

@@ -67,6 +67,29 @@ class WireFormat(Protocol):
         """404 in the provider's error body."""
         ...
 
+    def stream_headers(self) -> Headers:
+        """The content type (and caching) of a streamed answer's head."""
+        ...
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        """The whole answer `body` (from `render_turn`) as the wire streams it, one
+        framed event each, text, thinking and arguments in pieces of `size` characters."""
+        ...
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        """The events the wire sends when it fails mid-stream (then the stream ends)."""
+        ...
+
+    def stream_event(self, value: Any) -> bytes:
+        """`value` as one event in the wire's stream framing."""
+        ...
+
+    def malformed_event(self, event: bytes) -> bytes:
+        """What a stream sends in place of `event` when it arrives broken."""
+        ...
+
     def rate_headers(self, rate: RateSnapshot, now: float) -> Headers:
         """Rate-limit headers sent on every response while the rate limiter is on."""
         ...

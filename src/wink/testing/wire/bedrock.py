@@ -16,7 +16,7 @@ from typing import Any
 from ...core.foundation.content import PartKind
 from ...core.foundation.errors import ConfigurationError
 from ..caching import CachePrefix, prefixes
-from ..eventstream import event_frame, exception_frame
+from ..eventstream import event_frame
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump
 from ..history import HistoryEntry, arguments_text, content_text
@@ -27,8 +27,9 @@ from ..server import RawRequest
 from ..thinking import ReasoningLedger, intact, opens, seal
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
+from .bedrock_stream import bedrock_stream, corrupt_frame, stream_error
 
-__all__ = ["AwsCredentials", "BedrockAuth", "BedrockWire", "bedrock_stream", "stream_error"]
+__all__ = ["AwsCredentials", "BedrockAuth", "BedrockWire"]
 
 _ERROR_NAMESPACE = "http://internal.amazon.com/coral/com.amazon.bedrock/"
 _STOP_REASONS = {
@@ -66,6 +67,23 @@ class BedrockWire:
 
     def headers(self, ctx: WireContext) -> Headers:
         return {"content-type": "application/json", "x-amzn-requestid": str(uuid.uuid4())}
+
+    def stream_headers(self) -> Headers:
+        return {"content-type": "application/vnd.amazon.eventstream"}
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        return bedrock_stream(body, ctx, size, turn)
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        return stream_error(fault)
+
+    def stream_event(self, value: Any) -> bytes:
+        return event_frame("messageStart", value)
+
+    def malformed_event(self, event: bytes) -> bytes:
+        return corrupt_frame(event)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         content = self._reasoning(turn, ctx)
@@ -363,72 +381,6 @@ _FAULTS: dict[str, tuple[int, str, str]] = {
     ),
     "bad_request": (400, "ValidationException", "Malformed input request, please reformat."),
 }
-
-
-def stream_error(fault: Fault) -> list[bytes]:
-    """The exception frame Bedrock sends when a ConverseStream fails mid-way."""
-    kind = fault.error_kind or "overloaded"
-    name, text = {
-        "overloaded": ("serviceUnavailableException", "Bedrock is unable to process your request."),
-        "server_error": ("internalServerException", "The system encountered an unexpected error."),
-        "rate_limit": (
-            "throttlingException",
-            "Too many requests, please wait before trying again.",
-        ),
-        "quota_exhausted": ("serviceQuotaExceededException", "Your request exceeds the quota."),
-        "bad_request": ("validationException", "Malformed input request, please reformat."),
-        "context_window_exceeded": (
-            "validationException",
-            "Input is too long for requested model.",
-        ),
-    }.get(kind, ("modelStreamErrorException", "The model stream failed."))
-    return [exception_frame(name, fault.message or text)]
-
-
-def bedrock_stream(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) -> list[bytes]:
-    """The answer's events as ConverseStream frames them; text, reasoning and tool input
-    in pieces of `size` characters, a redacted block whole."""
-    events = [event_frame("messageStart", {"role": "assistant"})]
-    for index, block in enumerate(body["output"]["message"]["content"]):
-        if "text" in block:
-            events += [_delta(index, {"text": piece}) for piece in split(block["text"], size)]
-        elif "reasoningContent" in block:
-            reasoning = block["reasoningContent"]
-            if "redactedContent" in reasoning:
-                redacted = {"redactedContent": reasoning["redactedContent"]}
-                events.append(_delta(index, {"reasoningContent": redacted}))
-            else:
-                said = reasoning["reasoningText"]
-                events += [
-                    _delta(index, {"reasoningContent": {"text": piece}})
-                    for piece in split(said["text"], size)
-                ]
-                signature = {"reasoningContent": {"signature": said["signature"]}}
-                events.append(_delta(index, signature))
-        elif "toolUse" in block:
-            used = block["toolUse"]
-            start = {"toolUse": {"toolUseId": used["toolUseId"], "name": used["name"]}}
-            events.append(
-                event_frame("contentBlockStart", {"contentBlockIndex": index, "start": start})
-            )
-            arguments = (
-                used["input"] if isinstance(used["input"], str) else dump(used["input"]).decode()
-            )
-            events += [
-                _delta(index, {"toolUse": {"input": piece}}) for piece in split(arguments, size)
-            ]
-        events.append(event_frame("contentBlockStop", {"contentBlockIndex": index}))
-    events.append(event_frame("messageStop", {"stopReason": body["stopReason"]}))
-    events.append(event_frame("metadata", {"usage": body["usage"], "metrics": body["metrics"]}))
-    return events
-
-
-def split(text: str, size: int) -> list[str]:
-    return [text[start : start + size] for start in range(0, len(text), size)]
-
-
-def _delta(index: int, delta: dict[str, Any]) -> bytes:
-    return event_frame("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
 
 
 # --- authentication

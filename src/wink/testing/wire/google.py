@@ -15,6 +15,8 @@ from ..records import Provider, ToolResultView
 from ..thinking import ReasoningLedger, seal
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
+from .google_stream import google_event, google_stream, google_stream_error
+from .sse import SseFraming
 
 __all__ = ["GoogleWire"]
 
@@ -92,7 +94,7 @@ _SAFETY_RATINGS = [
 ]
 
 
-class GoogleWire:
+class GoogleWire(SseFraming):
     """Candidates, `usageMetadata`, and `{"error": {code, message, status, details}}`."""
 
     provider: Provider = "google"
@@ -107,6 +109,17 @@ class GoogleWire:
             "x-frame-options": "SAMEORIGIN",
             "x-content-type-options": "nosniff",
         }
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        return google_stream(body, ctx, size, turn)
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        return google_stream_error(fault)
+
+    def stream_event(self, value: Any) -> bytes:
+        return google_event(value)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         usage = turn.usage

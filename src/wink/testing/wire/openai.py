@@ -15,6 +15,8 @@ from ..records import Provider, ToolResultView
 from ..thinking import ReasoningLedger
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
+from .openai_stream import chat_stream, chat_stream_error
+from .sse import SseFraming
 
 __all__ = ["OpenAIChatWire", "OpenAIWireBase"]
 
@@ -49,7 +51,7 @@ _AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 _CHOICES = ("none", "auto", "required")
 
 
-class OpenAIWireBase:
+class OpenAIWireBase(SseFraming):
     """Headers, rate-limit headers and error bodies shared by Chat and Responses."""
 
     provider: Provider = "openai"
@@ -208,6 +210,14 @@ class OpenAIChatWire(OpenAIWireBase):
     """`POST /v1/chat/completions`."""
 
     provider: Provider = "openai"
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        return chat_stream(body, ctx, size, turn)
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        return chat_stream_error(fault)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         refused = turn.finish == "refusal"

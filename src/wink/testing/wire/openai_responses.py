@@ -13,6 +13,7 @@ from ..thinking import ReasoningLedger, seal
 from ..turns import Turn
 from .base import Rendered, WireContext
 from .openai import OpenAIWireBase, data_part, prompt_details
+from .openai_responses_stream import responses_stream, responses_stream_error
 
 __all__ = ["OpenAIResponsesWire"]
 
@@ -42,6 +43,14 @@ class OpenAIResponsesWire(OpenAIWireBase):
 
     provider: Provider = "openai-responses"
     file_field = "file_data"
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        return responses_stream(body, ctx, size, turn)
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        return responses_stream_error(fault, ctx)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         output = self._output(turn, ctx)
