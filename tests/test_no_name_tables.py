@@ -28,10 +28,6 @@ _KEYED = re.compile(
 _NOT_MOVED_YET = {
     "adapters/registry.py": 4,  # the registry itself: each host's name -> its module
     "testing/batches.py": 14,
-    "testing/emulator.py": 5,  # 2 of them Bedrock's auth check and its 404 (issue 31)
-    "testing/routes.py": 2,
-    "testing/wire/__init__.py": 5,
-    "testing/wire/openai.py": 1,
     "demo.py": 11,
 }
 

@@ -10,9 +10,11 @@ from ..caching import CachePrefix
 from ..faults import Fault
 from ..formats import IdSource, seconds_text
 from ..history import HistoryEntry
+from ..hosts import HostRoute
 from ..parts import FoundPart
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
+from ..server import RawRequest
 from ..thinking import ReasoningLedger
 from ..turns import Turn
 
@@ -54,6 +56,17 @@ class WireFormat(Protocol):
     """One provider's wire: turns, faults and rate-limit state rendered as it sends them."""
 
     provider: Provider
+
+    base_path: str  # what follows the emulator's URL in the SDK's `base_url`
+
+    def own_route(self, raw: RawRequest) -> HostRoute | None:
+        """The route of a request on the provider's own path for this wire, else None."""
+        ...
+
+    def stray_not_found(self, raw: RawRequest, routed: bool, ctx: WireContext) -> Rendered | None:
+        """The 404 for a request the emulator does not serve, when it is this wire's
+        (`routed`: its path named this wire; else its headers or path say so), else None."""
+        ...
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         """A 200 with the turn in the provider's response body."""

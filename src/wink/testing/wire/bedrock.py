@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from ...core.foundation.content import PartKind
 from ...core.foundation.errors import ConfigurationError
@@ -20,6 +21,7 @@ from ..eventstream import event_frame
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump
 from ..history import HistoryEntry, arguments_text, content_text
+from ..hosts import HostRoute
 from ..parts import FoundPart, looks_like
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
@@ -32,6 +34,7 @@ from .bedrock_stream import bedrock_stream, corrupt_frame, stream_error
 __all__ = ["AwsCredentials", "BedrockAuth", "BedrockWire"]
 
 _ERROR_NAMESPACE = "http://internal.amazon.com/coral/com.amazon.bedrock/"
+CONVERSE_ROUTE = re.compile(r"^/model/([^/]+)/(converse|converse-stream)$")
 _STOP_REASONS = {
     "length": "max_tokens",
     "content_filter": "content_filtered",
@@ -67,6 +70,20 @@ class BedrockWire:
 
     def headers(self, ctx: WireContext) -> Headers:
         return {"content-type": "application/json", "x-amzn-requestid": str(uuid.uuid4())}
+
+    base_path = ""
+
+    def own_route(self, raw: RawRequest) -> HostRoute | None:
+        match = CONVERSE_ROUTE.match(raw.path)
+        if match is None:
+            return None
+        model, operation = match.groups()
+        return HostRoute(self.provider, unquote(model), stream=operation == "converse-stream")
+
+    def stray_not_found(self, raw: RawRequest, routed: bool, ctx: WireContext) -> Rendered | None:
+        if routed or raw.path.startswith("/model/"):
+            return self.render_not_found(f"Unknown operation: {raw.path}", ctx)
+        return None
 
     def stream_headers(self) -> Headers:
         return {"content-type": "application/vnd.amazon.eventstream"}
@@ -421,6 +438,10 @@ class BedrockAuth:
     def __init__(self, credentials: AwsCredentials | None, api_keys: tuple[str, ...]) -> None:
         self._credentials = credentials
         self._api_keys = api_keys
+
+    def guards(self, provider: Provider | None) -> bool:
+        """Whether a request routed to `provider`'s wire must pass this check."""
+        return provider == BedrockWire.provider
 
     def check(self, raw: RawRequest) -> Fault | None:
         header = raw.headers.get("authorization", "")

@@ -9,9 +9,11 @@ from ..caching import CachePrefix, prefixes
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, proto_duration
 from ..history import HistoryEntry, arguments_text, content_text
+from ..hosts import HostRoute
 from ..parts import FoundPart, kind_of_media
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
+from ..server import RawRequest
 from ..thinking import ReasoningLedger, seal
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
@@ -20,6 +22,7 @@ from .sse import SseFraming
 
 __all__ = ["GoogleWire"]
 
+GENERATE_ROUTE = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):([A-Za-z]+)$")
 _COUNT_ROUTE = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):countTokens$")
 _GENERATE_FIELDS = frozenset(
     {
@@ -109,6 +112,35 @@ class GoogleWire(SseFraming):
             "x-frame-options": "SAMEORIGIN",
             "x-content-type-options": "nosniff",
         }
+
+    base_path = ""
+
+    def own_route(self, raw: RawRequest) -> HostRoute | None:
+        match = GENERATE_ROUTE.match(raw.path)
+        if match is None:
+            return None
+        model, method = match.groups()
+        if method != "streamGenerateContent":
+            return HostRoute(
+                self.provider, model, not_found=method != "generateContent", stream=False
+            )
+        problem = (
+            None
+            if "alt=sse" in raw.query.split("&")
+            else "wink emulator: only the SSE form of streamGenerateContent (?alt=sse) is emulated."
+        )
+        return HostRoute(self.provider, model, stream=True, problem=problem)
+
+    def stray_not_found(self, raw: RawRequest, routed: bool, ctx: WireContext) -> Rendered | None:
+        if not routed and "x-goog-api-key" not in raw.headers:
+            return None
+        message = (
+            f"models/{ctx.model} is not found for API version v1beta, or is not "
+            "supported for this method."
+            if ctx.model
+            else "Requested entity was not found."
+        )
+        return self.render_not_found(message, ctx)
 
     def render_stream(
         self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn

@@ -18,6 +18,9 @@ from .openai_responses_stream import responses_stream, responses_stream_error
 __all__ = ["OpenAIResponsesWire"]
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+_CONTEXT_WINDOW = (
+    "Your input exceeds the context window of this model. Please adjust your input and try again."
+)
 _TEXT_PARTS = ("input_text", "output_text", "text")
 # What `input_tokens` takes; anything else (`max_output_tokens`, `store`, `stream`) is refused
 _COUNTED = frozenset(
@@ -43,6 +46,8 @@ class OpenAIResponsesWire(OpenAIWireBase):
 
     provider: Provider = "openai-responses"
     file_field = "file_data"
+    context_window = (_CONTEXT_WINDOW, "input")
+    path = "/v1/responses"
 
     def render_stream(
         self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
