@@ -2,7 +2,7 @@
 (`== "openai"`, `case "google"`) or used as a key (`"anthropic": ...`) outside
 `src/wink/providers/` is a fact about one provider that belongs in its folder.
 
-`_NOT_MOVED_YET` lists the places the emulator and the demos still hold (counted per file):
+`_NOT_MOVED_YET` lists the places that still hold some (counted per file):
 the count may only go down, and a file not listed must have none."""
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ _KEYED = re.compile(
 
 _NOT_MOVED_YET = {
     "adapters/registry.py": 4,  # the registry itself: each host's name -> its module
-    "testing/batches.py": 14,
     "demo.py": 11,
 }
 
