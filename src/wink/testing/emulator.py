@@ -230,7 +230,8 @@ class ProviderEmulator:
 
     def base_url(self, provider: Provider) -> str:
         """What to pass as the SDK's `base_url` for that provider."""
-        wire = WIRES.get(provider)
+        # compared, not hashed: a bad argument (a dict) gets the ConfigurationError too
+        wire = next((wire for wire in WIRES.values() if wire.provider == provider), None)
         if wire is None:
             raise ConfigurationError(
                 f"unknown provider {provider!r}: one of {', '.join(sorted(WIRES))}",
