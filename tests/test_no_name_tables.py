@@ -2,7 +2,7 @@
 (`== "openai"`, `case "google"`) or used as a key (`"anthropic": ...`) outside
 `src/wink/providers/` is a fact about one provider that belongs in its folder.
 
-`_NOT_MOVED_YET` lists the places the emulator and the demos still hold (counted per file):
+`_NOT_MOVED_YET` lists the places that still hold some (counted per file):
 the count may only go down, and a file not listed must have none."""
 
 from __future__ import annotations
@@ -27,12 +27,6 @@ _KEYED = re.compile(
 
 _NOT_MOVED_YET = {
     "adapters/registry.py": 4,  # the registry itself: each host's name -> its module
-    "testing/streams.py": 32,  # 5 of them Bedrock's event-stream frames (issue 31)
-    "testing/batches.py": 14,
-    "testing/emulator.py": 5,  # 2 of them Bedrock's auth check and its 404 (issue 31)
-    "testing/routes.py": 2,
-    "testing/wire/__init__.py": 5,
-    "testing/wire/openai.py": 1,
 }
 
 

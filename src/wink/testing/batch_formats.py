@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -19,7 +20,9 @@ from .formats import as_list, as_object, as_str, rfc3339
 from .records import Provider
 
 __all__ = [
+    "BATCH_APIS",
     "BatchApi",
+    "BatchApiShape",
     "BatchItemRequest",
     "EmulatedBatch",
     "ItemResult",
@@ -31,6 +34,7 @@ __all__ = [
     "openai_batch",
     "openai_files",
     "openai_items",
+    "shape_of",
 ]
 
 BatchApi = Literal["openai", "anthropic", "google"]
@@ -105,6 +109,7 @@ class EmulatedBatch:
     results: dict[str, ItemResult] = field(default_factory=dict[str, ItemResult])
     errors: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     input_file_id: str = ""
+    endpoint: str = ""  # the online route its items stand for (OpenAI's batch names it)
     output_file_id: str | None = None
     error_file_id: str | None = None
 
@@ -370,3 +375,90 @@ def _at(times: dict[str, float], state: str) -> int | None:
 def _rfc(times: dict[str, float], state: str) -> str | None:
     moment = times.get(state)
     return rfc3339(moment) if moment is not None else None
+
+
+# --- what differs between the three APIs beyond their bodies
+
+
+@dataclass(frozen=True, slots=True)
+class BatchApiShape:
+    """One batch API: its paths, the wire whose error bodies it answers with, its batch
+    ids, the state a batch starts in, and how its batch object is shown."""
+
+    api: BatchApi
+    wire: Provider
+    routes: tuple[tuple[str, re.Pattern[str], str], ...]  # (method, path, action)
+    id_prefix: str
+    first_state: BatchState
+    shown: Callable[[EmulatedBatch, str], dict[str, Any]]  # (batch, the emulator's URL)
+    finalizes: bool = False  # `finalizing` between its last item and `completed`
+    writes_files: bool = False  # its results are output and error files
+    cancel_body: dict[str, Any] | None = None  # what a cancel answers instead of the batch
+
+
+def _openai_shown(batch: EmulatedBatch, base_url: str) -> dict[str, Any]:
+    return openai_batch(batch, batch.endpoint)
+
+
+def _google_shown(batch: EmulatedBatch, base_url: str) -> dict[str, Any]:
+    return google_operation(batch)
+
+
+_GEMINI_VERSION = r"(?:v1|v1beta|v1alpha)"
+_GEMINI_MODEL = rf"{_GEMINI_VERSION}/models/[^/:]+"
+BATCH_APIS: tuple[BatchApiShape, ...] = (
+    BatchApiShape(
+        "openai",
+        "openai",
+        (
+            ("POST", re.compile(r"^/v1/files$"), "upload"),
+            ("GET", re.compile(r"^/v1/files/([^/]+)/content$"), "content"),
+            ("GET", re.compile(r"^/v1/files/([^/]+)$"), "file"),
+            ("DELETE", re.compile(r"^/v1/files/([^/]+)$"), "delete"),
+            ("POST", re.compile(r"^/v1/batches$"), "create"),
+            ("GET", re.compile(r"^/v1/batches/([^/]+)$"), "retrieve"),
+            ("POST", re.compile(r"^/v1/batches/([^/]+)/cancel$"), "cancel"),
+        ),
+        "batch_",
+        "validating",
+        _openai_shown,
+        finalizes=True,
+        writes_files=True,
+    ),
+    BatchApiShape(
+        "anthropic",
+        "anthropic",
+        (
+            ("POST", re.compile(r"^/v1/messages/batches$"), "create"),
+            ("GET", re.compile(r"^/v1/messages/batches/([^/]+)$"), "retrieve"),
+            ("GET", re.compile(r"^/v1/messages/batches/([^/]+)/results$"), "results"),
+            ("POST", re.compile(r"^/v1/messages/batches/([^/]+)/cancel$"), "cancel"),
+        ),
+        "msgbatch_01",
+        "in_progress",
+        anthropic_batch,
+    ),
+    BatchApiShape(
+        "google",
+        "google",
+        (  # create's target: the model's `generateContent` route the items stand for
+            (
+                "POST",
+                re.compile(rf"^(/{_GEMINI_VERSION}/models/[^/:]+):batchGenerateContent$"),
+                "create",
+            ),
+            ("GET", re.compile(rf"^/{_GEMINI_VERSION}/(batches/[^/:]+)$"), "retrieve"),
+            ("POST", re.compile(rf"^/{_GEMINI_VERSION}/(batches/[^/:]+):cancel$"), "cancel"),
+        ),
+        "batches/",
+        "validating",
+        _google_shown,
+        cancel_body={},
+    ),
+)
+_SHAPES: dict[BatchApi, BatchApiShape] = {shape.api: shape for shape in BATCH_APIS}
+
+
+def shape_of(api: BatchApi) -> BatchApiShape:
+    """The batch API `api`, as `BATCH_APIS` describes it."""
+    return _SHAPES[api]

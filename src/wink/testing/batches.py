@@ -17,7 +17,6 @@ from __future__ import annotations
 import email.parser
 import email.policy
 import json
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .batch_formats import (
+    BATCH_APIS,
     BatchApi,
     BatchItemRequest,
     EmulatedBatch,
@@ -37,6 +37,7 @@ from .batch_formats import (
     openai_batch,
     openai_files,
     openai_items,
+    shape_of,
 )
 from .faults import Fault
 from .formats import IdSource, as_object, as_str, dump
@@ -48,33 +49,6 @@ __all__ = ["BatchEndpoint", "BatchStore", "batch_endpoint"]
 
 AnswerItem = Callable[[EmulatedBatch, BatchItemRequest], ItemResult | None]
 """Answers one item as its online route would; None: the batch expires at it."""
-
-_ROUTES: tuple[tuple[str, re.Pattern[str], BatchApi, str], ...] = (
-    ("POST", re.compile(r"^/v1/files$"), "openai", "upload"),
-    ("GET", re.compile(r"^/v1/files/([^/]+)/content$"), "openai", "content"),
-    ("GET", re.compile(r"^/v1/files/([^/]+)$"), "openai", "file"),
-    ("DELETE", re.compile(r"^/v1/files/([^/]+)$"), "openai", "delete"),
-    ("POST", re.compile(r"^/v1/batches$"), "openai", "create"),
-    ("GET", re.compile(r"^/v1/batches/([^/]+)$"), "openai", "retrieve"),
-    ("POST", re.compile(r"^/v1/batches/([^/]+)/cancel$"), "openai", "cancel"),
-    ("POST", re.compile(r"^/v1/messages/batches$"), "anthropic", "create"),
-    ("GET", re.compile(r"^/v1/messages/batches/([^/]+)$"), "anthropic", "retrieve"),
-    ("GET", re.compile(r"^/v1/messages/batches/([^/]+)/results$"), "anthropic", "results"),
-    ("POST", re.compile(r"^/v1/messages/batches/([^/]+)/cancel$"), "anthropic", "cancel"),
-    (
-        "POST",
-        re.compile(r"^/(v1|v1beta|v1alpha)/models/([^/:]+):batchGenerateContent$"),
-        "google",
-        "create",
-    ),
-    ("GET", re.compile(r"^/(?:v1|v1beta|v1alpha)/(batches/[^/:]+)$"), "google", "retrieve"),
-    ("POST", re.compile(r"^/(?:v1|v1beta|v1alpha)/(batches/[^/:]+):cancel$"), "google", "cancel"),
-)
-_WIRE_OF: dict[BatchApi, Provider] = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "google": "google",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,18 +63,16 @@ class BatchEndpoint:
     @property
     def provider(self) -> Provider:
         """The wire whose error bodies it answers with."""
-        return _WIRE_OF[self.api]
+        return shape_of(self.api).wire
 
 
 def batch_endpoint(raw: RawRequest) -> BatchEndpoint | None:
     """The batch endpoint `raw` is for, if any."""
-    for method, pattern, api, action in _ROUTES:
-        match = pattern.match(raw.path)
-        if match is not None and raw.method == method:
-            if api == "google" and action == "create":
-                version, model = match.groups()
-                return BatchEndpoint(api, action, f"/{version}/models/{model}:generateContent")
-            return BatchEndpoint(api, action, match.group(1) if match.groups() else "")
+    for shape in BATCH_APIS:
+        for method, pattern, action in shape.routes:
+            match = pattern.match(raw.path)
+            if match is not None and raw.method == method:
+                return BatchEndpoint(shape.api, action, match.group(1) if match.groups() else "")
     return None
 
 
@@ -140,8 +112,9 @@ class BatchStore:
             batch = self._find(endpoint.target, endpoint.api)
             if endpoint.action == "cancel":
                 self._cancel(batch)
-                if batch.api == "google":  # its cancel answers an empty object
-                    return _json({})
+                answer = shape_of(batch.api).cancel_body
+                if answer is not None:
+                    return _json(answer)
             else:
                 self._step(batch)
             return _json(_shown(batch, raw))
@@ -149,15 +122,14 @@ class BatchStore:
     def _new(
         self, api: BatchApi, provider: Provider, model: str, items: list[BatchItemRequest]
     ) -> EmulatedBatch:
-        prefix = {"openai": "batch_", "anthropic": "msgbatch_01", "google": "batches/"}[api]
-        first = "in_progress" if api == "anthropic" else "validating"
+        shape = shape_of(api)
         batch = EmulatedBatch(
-            prefix + self._ids.alnum(24),
+            shape.id_prefix + self._ids.alnum(24),
             api,
             provider,
             model,
             items,
-            first,
+            shape.first_state,
             {"created": time.time()},
         )
         self._batches[batch.id] = batch
@@ -192,7 +164,7 @@ class BatchStore:
                 return
             batch.results[item.key] = result
         if len(batch.results) == len(batch.items):
-            self._move(batch, "finalizing" if batch.api == "openai" else "completed")
+            self._move(batch, "finalizing" if shape_of(batch.api).finalizes else "completed")
 
     def _settle(self, batch: EmulatedBatch, why: str) -> None:
         for item in batch.items:
@@ -207,7 +179,7 @@ class BatchStore:
         batch.times[state] = now
         if batch.ended:
             batch.times["ended"] = now
-            if batch.api == "openai" and batch.results:
+            if shape_of(batch.api).writes_files and batch.results:
                 output, errors = openai_files(batch, self._ids.openai_request())
                 batch.output_file_id = self._file("batch_output.jsonl", output) if output else None
                 batch.error_file_id = self._file("batch_errors.jsonl", errors) if errors else None
@@ -265,6 +237,7 @@ class BatchStore:
                 raise _Refused(400, f"The endpoint {target!r} takes no batch in this emulator.")
             batch = self._new("openai", provider, model, items)
             batch.errors, batch.input_file_id = errors, input_id or ""
+            batch.endpoint = target
             return _json(openai_batch(batch, target))
 
     def _file_object(self, file_id: str) -> dict[str, Any]:
@@ -304,10 +277,10 @@ class BatchStore:
     # --- Gemini
 
     def _google_create(self, endpoint: BatchEndpoint, raw: RawRequest) -> Rendered:
-        items, problem = google_items(_parsed(raw), endpoint.target)
+        items, problem = google_items(_parsed(raw), f"{endpoint.target}:generateContent")
         if problem is not None:
             raise _Refused(400, problem)
-        model = endpoint.target.rpartition("/models/")[2].partition(":")[0]
+        model = endpoint.target.rpartition("/models/")[2]
         with self._lock:
             batch = self._new("google", "google", model, items)
             return _json(google_operation(batch))
@@ -339,15 +312,7 @@ def _base(raw: RawRequest) -> str:
 
 def _shown(batch: EmulatedBatch, raw: RawRequest) -> dict[str, Any]:
     """The batch object, in its API's shape."""
-    if batch.api == "openai":
-        return openai_batch(batch, _endpoint_of(batch))
-    if batch.api == "anthropic":
-        return anthropic_batch(batch, _base(raw))
-    return google_operation(batch)
-
-
-def _endpoint_of(batch: EmulatedBatch) -> str:
-    return "/v1/responses" if batch.provider == "openai-responses" else "/v1/chat/completions"
+    return shape_of(batch.api).shown(batch, _base(raw))
 
 
 def _form(raw: RawRequest) -> dict[str, tuple[str | None, bytes]]:

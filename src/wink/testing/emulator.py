@@ -230,15 +230,14 @@ class ProviderEmulator:
 
     def base_url(self, provider: Provider) -> str:
         """What to pass as the SDK's `base_url` for that provider."""
-        if provider in ("openai", "openai-responses"):
-            return f"{self.url}/v1"
-        if provider in ("anthropic", "google", "bedrock"):
-            return self.url
-        raise ConfigurationError(
-            f"unknown provider {provider!r}: one of openai, openai-responses, anthropic, "
-            "google, bedrock",
-            option="provider",
-        )
+        # compared, not hashed: a bad argument (a dict) gets the ConfigurationError too
+        wire = next((wire for wire in WIRES.values() if wire.provider == provider), None)
+        if wire is None:
+            raise ConfigurationError(
+                f"unknown provider {provider!r}: one of {', '.join(sorted(WIRES))}",
+                option="provider",
+            )
+        return self.url + wire.base_path
 
     @property
     def asgi_app(self) -> ASGIApp:
@@ -391,7 +390,7 @@ class ProviderEmulator:
         route = Route(raw, body, self._ledger)
         denied = (
             self._bedrock_auth.check(raw)
-            if route.provider == "bedrock" and not route.not_found and batch is None
+            if self._bedrock_auth.guards(route.provider) and not route.not_found and batch is None
             else None
         )
         with self._lock:
@@ -665,20 +664,14 @@ class ProviderEmulator:
         return bucket is None or bucket.limit.headers
 
     def _not_found(self, raw: RawRequest, route: Route, now: float) -> Rendered:
+        """The 404 of the first wire (in registration order) that takes the request as
+        its own: its route named it, or its headers or path say so."""
         ctx = WireContext(route.model, {}, now, self._ids)
-        if route.provider == "bedrock" or raw.path.startswith("/model/"):
-            return WIRES["bedrock"].render_not_found(f"Unknown operation: {raw.path}", ctx)
-        if route.provider == "google" or "x-goog-api-key" in raw.headers:
-            message = (
-                f"models/{route.model} is not found for API version v1beta, or is not "
-                "supported for this method."
-                if route.model
-                else "Requested entity was not found."
-            )
-            return WIRES["google"].render_not_found(message, ctx)
-        if "anthropic-version" in raw.headers:
-            return WIRES["anthropic"].render_not_found("Not Found", ctx)
-        return WIRES["openai"].render_not_found(f"Invalid URL ({raw.method} {raw.path})", ctx)
+        for wire in WIRES.values():
+            rendered = wire.stray_not_found(raw, wire.provider == route.provider, ctx)
+            if rendered is not None:
+                return rendered
+        raise AssertionError("the OpenAI Chat wire answers any request")  # pragma: no cover
 
     def _failed(self, raw: RawRequest, taken: _Taken, exc: Exception) -> Reply:
         """Answer a request the emulator failed on, put back what it took, keep the error."""

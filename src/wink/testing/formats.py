@@ -20,6 +20,7 @@ __all__ = [
     "proto_duration",
     "rfc3339",
     "seconds_text",
+    "split",
 ]
 
 _ALNUM = string.ascii_letters + string.digits
@@ -143,3 +144,8 @@ class IdSource:
 
     def google_call(self) -> str:
         return "call-" + self.alnum(12)
+
+
+def split(text: str, size: int) -> list[str]:
+    """`text` in pieces of `size` characters (none for an empty text)."""
+    return [text[start : start + size] for start in range(0, len(text), size)]

@@ -28,6 +28,7 @@ class HostRoute:
     rejection: Fault | None = None
     not_found: bool = False
     stream: bool | None = None  # None: the body says (a path that names it: Gemini's)
+    problem: str | None = None  # a 400 the path itself earns (Gemini's stream without SSE)
 
 
 def parse_json(raw: bytes) -> Any:

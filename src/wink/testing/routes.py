@@ -1,12 +1,11 @@
-"""Where a request goes: the route table, and what the emulator reads off a request
-before it answers (its wire, model, whether it streams, and any 4xx it deserves)."""
+"""Where a request goes (each wire's own paths, then the hosts'), and what the emulator
+reads off a request before it answers (its wire, model, whether it streams, and any 4xx
+it deserves)."""
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, cast
-from urllib.parse import unquote
 
 from .faults import Fault
 from .formats import as_object
@@ -16,19 +15,12 @@ from .records import Provider
 from .server import RawRequest
 from .thinking import ReasoningLedger
 from .vertex import VertexAI
-from .wire import WIRES
+from .wire import WIRES, wire_for
 from .wire.bedrock import BedrockWire
 
-__all__ = ["BEDROCK_ROUTE", "GOOGLE_ROUTE", "ROUTES", "Route", "parse_body"]
+__all__ = ["Route", "parse_body"]
 
-ROUTES: dict[str, Provider] = {
-    "/v1/chat/completions": "openai",
-    "/v1/responses": "openai-responses",
-    "/v1/messages": "anthropic",
-}
 _EMULATED_HOSTS = (*HOSTS, VertexAI())  # Vertex's module builds on hosts.py
-GOOGLE_ROUTE = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):([A-Za-z]+)$")
-BEDROCK_ROUTE = re.compile(r"^/model/([^/]+)/(converse|converse-stream)$")
 
 
 class Route:
@@ -37,54 +29,33 @@ class Route:
     __slots__ = ("model", "not_found", "problem", "provider", "rejection", "stream")
 
     def __init__(self, raw: RawRequest, body: Any, ledger: ReasoningLedger) -> None:
-        self.provider: Provider | None = ROUTES.get(raw.path)
+        self.provider: Provider | None = None
         self.model = ""
         self.problem: str | None = None
         self.rejection: Fault | None = None
         self.stream = False
         self.not_found = raw.method != "POST"
-        hosted = _hosted(raw) if self.provider is None else None
-        if hosted is not None:
-            self.provider = hosted.wire
-            self.not_found = self.not_found or hosted.not_found
-        if self.provider is None:
-            match = GOOGLE_ROUTE.match(raw.path)
-            if match is not None:
-                self.provider, self.model = "google", match.group(1)
-                if match.group(2) == "streamGenerateContent":
-                    self.stream = True
-                    if "alt=sse" not in raw.query.split("&"):
-                        self.problem = (
-                            "wink emulator: only the SSE form of streamGenerateContent "
-                            "(?alt=sse) is emulated."
-                        )
-                elif match.group(2) != "generateContent":
-                    self.not_found = True
-        if self.provider is None:
-            match = BEDROCK_ROUTE.match(raw.path)
-            if match is not None:
-                self.provider, self.model = "bedrock", unquote(match.group(1))
-                self.stream = match.group(2) == "converse-stream"
-        if self.provider is None:
+        own = _own(raw)
+        hosted = _hosted(raw) if own is None else None
+        route = own or hosted
+        if route is None:
             self.not_found = True
             return
+        self.provider = route.wire
+        self.not_found = self.not_found or route.not_found
+        self.problem = route.problem
         fields = as_object(body)
-        if self.provider not in ("google", "bedrock"):
-            self.model = str(fields.get("model", ""))
-            self.stream = fields.get("stream") is True
-        if hosted is not None and hosted.model is not None:
-            self.model = hosted.model
-            if "model" not in fields:  # the path names it (Vertex)
-                fields = {**fields, "model": cast(object, hosted.model)}
-        if hosted is not None and hosted.stream is not None:
-            self.stream = hosted.stream
-        if hosted is not None and hosted.rejection is not None:
-            self.rejection = hosted.rejection  # the host refuses before it reads the body
+        self.model = str(fields.get("model", "")) if route.model is None else route.model
+        self.stream = fields.get("stream") is True if route.stream is None else route.stream
+        if hosted is not None and hosted.model is not None and "model" not in fields:
+            fields = {**fields, "model": cast(object, hosted.model)}  # the path names it (Vertex)
+        if route.rejection is not None:
+            self.rejection = route.rejection  # the host refuses before it reads the body
             return
         if not isinstance(body, dict):
             self.problem = "We could not parse the JSON body of your request."
         elif self.problem is None:
-            wire = WIRES[self.provider]
+            wire = wire_for(self.provider)
             self.problem = wire.validate(fields)
             if self.problem is None and isinstance(wire, BedrockWire):
                 self.problem = wire.check_model(self.model, fields)
@@ -94,6 +65,15 @@ class Route:
                 self.rejection = refusal(wire, fields) or wire.check_history(
                     fields, self.model, ledger
                 )
+
+
+def _own(raw: RawRequest) -> HostRoute | None:
+    """The route of a request on a wire's own path (the provider's own API), if it is one."""
+    for wire in WIRES.values():
+        route = wire.own_route(raw)
+        if route is not None:
+            return route
+    return None
 
 
 def _hosted(raw: RawRequest) -> HostRoute | None:

@@ -10,12 +10,16 @@ from ..caching import CachePrefix, prefixes
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, rfc3339
 from ..history import HistoryEntry, arguments_text, content_text
+from ..hosts import HostRoute
 from ..parts import FoundPart, looks_like
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
+from ..server import RawRequest
 from ..thinking import ReasoningLedger, intact, opens, seal
 from ..turns import Turn
+from .anthropic_stream import anthropic_stream, anthropic_stream_error
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
+from .sse import SseFraming
 
 __all__ = ["AnthropicWire"]
 
@@ -56,7 +60,7 @@ _COUNTED = frozenset(
 )
 
 
-class AnthropicWire:
+class AnthropicWire(SseFraming):
     """Content blocks, `toolu_` ids, `stop_reason`, and the `{"type": "error"}` envelope."""
 
     provider: Provider = "anthropic"
@@ -68,6 +72,24 @@ class AnthropicWire:
             "anthropic-organization-id": "00000000-0000-4000-8000-00000000e1a7",
             "x-robots-tag": "none",
         }
+
+    base_path = ""
+
+    def own_route(self, raw: RawRequest) -> HostRoute | None:
+        return HostRoute(self.provider) if raw.path == "/v1/messages" else None
+
+    def stray_not_found(self, raw: RawRequest, routed: bool, ctx: WireContext) -> Rendered | None:
+        if "anthropic-version" in raw.headers:
+            return self.render_not_found("Not Found", ctx)
+        return None
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        return anthropic_stream(body, ctx, size, turn)
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        return anthropic_stream_error(fault)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         content = self._thinking(turn, ctx)

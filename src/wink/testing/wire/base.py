@@ -10,9 +10,11 @@ from ..caching import CachePrefix
 from ..faults import Fault
 from ..formats import IdSource, seconds_text
 from ..history import HistoryEntry
+from ..hosts import HostRoute
 from ..parts import FoundPart
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
+from ..server import RawRequest
 from ..thinking import ReasoningLedger
 from ..turns import Turn
 
@@ -55,6 +57,17 @@ class WireFormat(Protocol):
 
     provider: Provider
 
+    base_path: str  # what follows the emulator's URL in the SDK's `base_url`
+
+    def own_route(self, raw: RawRequest) -> HostRoute | None:
+        """The route of a request on the provider's own path for this wire, else None."""
+        ...
+
+    def stray_not_found(self, raw: RawRequest, routed: bool, ctx: WireContext) -> Rendered | None:
+        """The 404 for a request the emulator does not serve, when it is this wire's
+        (`routed`: its path named this wire; else its headers or path say so), else None."""
+        ...
+
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         """A 200 with the turn in the provider's response body."""
         ...
@@ -65,6 +78,29 @@ class WireFormat(Protocol):
 
     def render_not_found(self, message: str, ctx: WireContext) -> Rendered:
         """404 in the provider's error body."""
+        ...
+
+    def stream_headers(self) -> Headers:
+        """The content type (and caching) of a streamed answer's head."""
+        ...
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        """The whole answer `body` (from `render_turn`) as the wire streams it, one
+        framed event each, text, thinking and arguments in pieces of `size` characters."""
+        ...
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        """The events the wire sends when it fails mid-stream (then the stream ends)."""
+        ...
+
+    def stream_event(self, value: Any) -> bytes:
+        """`value` as one event in the wire's stream framing."""
+        ...
+
+    def malformed_event(self, event: bytes) -> bytes:
+        """What a stream sends in place of `event` when it arrives broken."""
         ...
 
     def rate_headers(self, rate: RateSnapshot, now: float) -> Headers:

@@ -12,14 +12,16 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from ...core.foundation.content import PartKind
 from ...core.foundation.errors import ConfigurationError
 from ..caching import CachePrefix, prefixes
-from ..eventstream import event_frame, exception_frame
+from ..eventstream import event_frame
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump
 from ..history import HistoryEntry, arguments_text, content_text
+from ..hosts import HostRoute
 from ..parts import FoundPart, looks_like
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
@@ -27,10 +29,12 @@ from ..server import RawRequest
 from ..thinking import ReasoningLedger, intact, opens, seal
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
+from .bedrock_stream import bedrock_stream, corrupt_frame, stream_error
 
-__all__ = ["AwsCredentials", "BedrockAuth", "BedrockWire", "bedrock_stream", "stream_error"]
+__all__ = ["AwsCredentials", "BedrockAuth", "BedrockWire"]
 
 _ERROR_NAMESPACE = "http://internal.amazon.com/coral/com.amazon.bedrock/"
+CONVERSE_ROUTE = re.compile(r"^/model/([^/]+)/(converse|converse-stream)$")
 _STOP_REASONS = {
     "length": "max_tokens",
     "content_filter": "content_filtered",
@@ -66,6 +70,37 @@ class BedrockWire:
 
     def headers(self, ctx: WireContext) -> Headers:
         return {"content-type": "application/json", "x-amzn-requestid": str(uuid.uuid4())}
+
+    base_path = ""
+
+    def own_route(self, raw: RawRequest) -> HostRoute | None:
+        match = CONVERSE_ROUTE.match(raw.path)
+        if match is None:
+            return None
+        model, operation = match.groups()
+        return HostRoute(self.provider, unquote(model), stream=operation == "converse-stream")
+
+    def stray_not_found(self, raw: RawRequest, routed: bool, ctx: WireContext) -> Rendered | None:
+        if routed or raw.path.startswith("/model/"):
+            return self.render_not_found(f"Unknown operation: {raw.path}", ctx)
+        return None
+
+    def stream_headers(self) -> Headers:
+        return {"content-type": "application/vnd.amazon.eventstream"}
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        return bedrock_stream(body, ctx, size, turn)
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        return stream_error(fault)
+
+    def stream_event(self, value: Any) -> bytes:
+        return event_frame("messageStart", value)
+
+    def malformed_event(self, event: bytes) -> bytes:
+        return corrupt_frame(event)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         content = self._reasoning(turn, ctx)
@@ -365,72 +400,6 @@ _FAULTS: dict[str, tuple[int, str, str]] = {
 }
 
 
-def stream_error(fault: Fault) -> list[bytes]:
-    """The exception frame Bedrock sends when a ConverseStream fails mid-way."""
-    kind = fault.error_kind or "overloaded"
-    name, text = {
-        "overloaded": ("serviceUnavailableException", "Bedrock is unable to process your request."),
-        "server_error": ("internalServerException", "The system encountered an unexpected error."),
-        "rate_limit": (
-            "throttlingException",
-            "Too many requests, please wait before trying again.",
-        ),
-        "quota_exhausted": ("serviceQuotaExceededException", "Your request exceeds the quota."),
-        "bad_request": ("validationException", "Malformed input request, please reformat."),
-        "context_window_exceeded": (
-            "validationException",
-            "Input is too long for requested model.",
-        ),
-    }.get(kind, ("modelStreamErrorException", "The model stream failed."))
-    return [exception_frame(name, fault.message or text)]
-
-
-def bedrock_stream(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) -> list[bytes]:
-    """The answer's events as ConverseStream frames them; text, reasoning and tool input
-    in pieces of `size` characters, a redacted block whole."""
-    events = [event_frame("messageStart", {"role": "assistant"})]
-    for index, block in enumerate(body["output"]["message"]["content"]):
-        if "text" in block:
-            events += [_delta(index, {"text": piece}) for piece in split(block["text"], size)]
-        elif "reasoningContent" in block:
-            reasoning = block["reasoningContent"]
-            if "redactedContent" in reasoning:
-                redacted = {"redactedContent": reasoning["redactedContent"]}
-                events.append(_delta(index, {"reasoningContent": redacted}))
-            else:
-                said = reasoning["reasoningText"]
-                events += [
-                    _delta(index, {"reasoningContent": {"text": piece}})
-                    for piece in split(said["text"], size)
-                ]
-                signature = {"reasoningContent": {"signature": said["signature"]}}
-                events.append(_delta(index, signature))
-        elif "toolUse" in block:
-            used = block["toolUse"]
-            start = {"toolUse": {"toolUseId": used["toolUseId"], "name": used["name"]}}
-            events.append(
-                event_frame("contentBlockStart", {"contentBlockIndex": index, "start": start})
-            )
-            arguments = (
-                used["input"] if isinstance(used["input"], str) else dump(used["input"]).decode()
-            )
-            events += [
-                _delta(index, {"toolUse": {"input": piece}}) for piece in split(arguments, size)
-            ]
-        events.append(event_frame("contentBlockStop", {"contentBlockIndex": index}))
-    events.append(event_frame("messageStop", {"stopReason": body["stopReason"]}))
-    events.append(event_frame("metadata", {"usage": body["usage"], "metrics": body["metrics"]}))
-    return events
-
-
-def split(text: str, size: int) -> list[str]:
-    return [text[start : start + size] for start in range(0, len(text), size)]
-
-
-def _delta(index: int, delta: dict[str, Any]) -> bytes:
-    return event_frame("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
-
-
 # --- authentication
 
 
@@ -469,6 +438,10 @@ class BedrockAuth:
     def __init__(self, credentials: AwsCredentials | None, api_keys: tuple[str, ...]) -> None:
         self._credentials = credentials
         self._api_keys = api_keys
+
+    def guards(self, provider: Provider | None) -> bool:
+        """Whether a request routed to `provider`'s wire must pass this check."""
+        return provider == BedrockWire.provider
 
     def check(self, raw: RawRequest) -> Fault | None:
         header = raw.headers.get("authorization", "")

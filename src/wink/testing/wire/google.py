@@ -9,16 +9,21 @@ from ..caching import CachePrefix, prefixes
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, proto_duration
 from ..history import HistoryEntry, arguments_text, content_text
+from ..hosts import HostRoute
 from ..parts import FoundPart, kind_of_media
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
+from ..server import RawRequest
 from ..thinking import ReasoningLedger, seal
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
 from .google_builtin import builtin_metadata, builtin_parts, builtin_refusal
+from .google_stream import google_event, google_stream, google_stream_error
+from .sse import SseFraming
 
 __all__ = ["GoogleWire"]
 
+GENERATE_ROUTE = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):([A-Za-z]+)$")
 _COUNT_ROUTE = re.compile(r"^/(?:v1|v1beta|v1alpha)/models/([^/:]+):countTokens$")
 _GENERATE_FIELDS = frozenset(
     {
@@ -93,7 +98,7 @@ _SAFETY_RATINGS = [
 ]
 
 
-class GoogleWire:
+class GoogleWire(SseFraming):
     """Candidates, `usageMetadata`, and `{"error": {code, message, status, details}}`."""
 
     provider: Provider = "google"
@@ -108,6 +113,46 @@ class GoogleWire:
             "x-frame-options": "SAMEORIGIN",
             "x-content-type-options": "nosniff",
         }
+
+    base_path = ""
+
+    def own_route(self, raw: RawRequest) -> HostRoute | None:
+        match = GENERATE_ROUTE.match(raw.path)
+        if match is None:
+            return None
+        model, method = match.groups()
+        if method != "streamGenerateContent":
+            return HostRoute(
+                self.provider, model, not_found=method != "generateContent", stream=False
+            )
+        problem = (
+            None
+            if "alt=sse" in raw.query.split("&")
+            else "wink emulator: only the SSE form of streamGenerateContent (?alt=sse) is emulated."
+        )
+        return HostRoute(self.provider, model, stream=True, problem=problem)
+
+    def stray_not_found(self, raw: RawRequest, routed: bool, ctx: WireContext) -> Rendered | None:
+        if not routed and "x-goog-api-key" not in raw.headers:
+            return None
+        message = (
+            f"models/{ctx.model} is not found for API version v1beta, or is not "
+            "supported for this method."
+            if ctx.model
+            else "Requested entity was not found."
+        )
+        return self.render_not_found(message, ctx)
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        return google_stream(body, ctx, size, turn)
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        return google_stream_error(fault)
+
+    def stream_event(self, value: Any) -> bytes:
+        return google_event(value)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         usage = turn.usage

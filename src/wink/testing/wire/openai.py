@@ -9,12 +9,16 @@ from ..caching import CachePrefix, prefixes
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str, dump, go_duration
 from ..history import HistoryEntry, arguments_text, content_text
+from ..hosts import HostRoute
 from ..parts import FoundPart, looks_like, parse_data_url
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
+from ..server import RawRequest
 from ..thinking import ReasoningLedger
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
+from .openai_stream import chat_stream, chat_stream_error
+from .sse import SseFraming
 
 __all__ = ["OpenAIChatWire", "OpenAIWireBase"]
 
@@ -37,9 +41,6 @@ _CHAT_CONTEXT_WINDOW = (
 _NO_SYSTEM_ROLE = re.compile(r"^o1-(mini|preview)")  # the first o1 models take neither role
 _INSTRUCTION_ROLES = ("system", "developer")
 _MAX_CALL_ID = 40
-_RESPONSES_CONTEXT_WINDOW = (
-    "Your input exceeds the context window of this model. Please adjust your input and try again."
-)
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _BAD_IMAGE = (  # as recorded (tests/conformance/multimodal/openai/chat_400_invalid_image_format)
     "You uploaded an unsupported image. Please make sure your image has of one the "
@@ -49,11 +50,21 @@ _AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 _CHOICES = ("none", "auto", "required")
 
 
-class OpenAIWireBase:
+class OpenAIWireBase(SseFraming):
     """Headers, rate-limit headers and error bodies shared by Chat and Responses."""
 
     provider: Provider = "openai"
     file_field = "file.file_data"  # where a file part holds its data, in error `param`s
+    context_window = (_CHAT_CONTEXT_WINDOW, "messages")  # the 400's message and its param
+
+    base_path = "/v1"
+    path = "/v1/chat/completions"  # the wire's own path
+
+    def own_route(self, raw: RawRequest) -> HostRoute | None:
+        return HostRoute(self.provider) if raw.path == self.path else None
+
+    def stray_not_found(self, raw: RawRequest, routed: bool, ctx: WireContext) -> Rendered | None:
+        return None
 
     def headers(self, ctx: WireContext) -> Headers:
         return {
@@ -130,11 +141,7 @@ class OpenAIWireBase:
         """A 403, 404 or context-window 400, as OpenAI words them (docs/adapters/openai.md)."""
         model = ctx.model or "gpt-4.1"
         if fault.kind == "context_window_exceeded":
-            text, param = (
-                (_RESPONSES_CONTEXT_WINDOW, "input")
-                if self.provider == "openai-responses"
-                else (_CHAT_CONTEXT_WINDOW, "messages")
-            )
+            text, param = self.context_window
             message = fault_message(fault, text)
             return self.error(
                 ctx, 400, message, "invalid_request_error", "context_length_exceeded", param
@@ -208,6 +215,18 @@ class OpenAIChatWire(OpenAIWireBase):
     """`POST /v1/chat/completions`."""
 
     provider: Provider = "openai"
+
+    def stray_not_found(self, raw: RawRequest, routed: bool, ctx: WireContext) -> Rendered:
+        """Any request no other wire claims gets OpenAI's 404."""
+        return self.render_not_found(f"Invalid URL ({raw.method} {raw.path})", ctx)
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        return chat_stream(body, ctx, size, turn)
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        return chat_stream_error(fault)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         refused = turn.finish == "refusal"

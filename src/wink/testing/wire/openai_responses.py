@@ -14,10 +14,14 @@ from ..turns import Turn
 from .base import Rendered, WireContext
 from .openai import OpenAIWireBase, data_part, prompt_details
 from .openai_responses_builtin import builtin_items, tools_refusal, url_annotations
+from .openai_responses_stream import responses_stream, responses_stream_error
 
 __all__ = ["OpenAIResponsesWire"]
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+_CONTEXT_WINDOW = (
+    "Your input exceeds the context window of this model. Please adjust your input and try again."
+)
 _TEXT_PARTS = ("input_text", "output_text", "text")
 # What `input_tokens` takes; anything else (`max_output_tokens`, `store`, `stream`) is refused
 _COUNTED = frozenset(
@@ -43,6 +47,16 @@ class OpenAIResponsesWire(OpenAIWireBase):
 
     provider: Provider = "openai-responses"
     file_field = "file_data"
+    context_window = (_CONTEXT_WINDOW, "input")
+    path = "/v1/responses"
+
+    def render_stream(
+        self, body: dict[str, Any], ctx: WireContext, size: int, turn: Turn
+    ) -> list[bytes]:
+        return responses_stream(body, ctx, size, turn)
+
+    def stream_error(self, fault: Fault, ctx: WireContext) -> list[bytes]:
+        return responses_stream_error(fault, ctx)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
         output = self._output(turn, ctx)
