@@ -22,6 +22,7 @@ from .formats import dump
 from .records import Provider
 from .turns import Turn
 from .wire import WIRES, WireContext
+from .wire.anthropic_citations import stream_text_start
 from .wire.bedrock import bedrock_stream, stream_error
 
 __all__ = [
@@ -357,7 +358,7 @@ def _anthropic_block(
         emit("content_block_delta", index=index, delta=fields)
 
     if kind == "text":
-        start({"type": "text", "text": ""})
+        stream_text_start(block, start, delta)
         for piece in split(block["text"], size):
             delta(type="text_delta", text=piece)
     elif kind == "thinking":

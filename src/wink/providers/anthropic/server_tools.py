@@ -244,4 +244,7 @@ def _citation(item: dict[str, Any], span: tuple[int, int]) -> Citation:
         if kind == "char_location"
         else None,
         span=span,
+        blocks=_range(item, "start_block_index", "end_block_index")
+        if kind == "content_block_location"
+        else None,
     )
