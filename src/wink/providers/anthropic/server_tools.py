@@ -32,6 +32,7 @@ __all__ = [
     "BetaMergingCalls",
     "beta_headers",
     "builtin_calls",
+    "citation_of",
     "map_builtin_tools",
     "text_citations",
 ]
@@ -227,7 +228,14 @@ def _range(item: dict[str, Any], start: str, end: str) -> tuple[int, int] | None
     return (first, last) if first is not None and last is not None else None
 
 
-def _citation(item: dict[str, Any], span: tuple[int, int]) -> Citation:
+def citation_of(item: Any) -> Citation:
+    """One citation object (a `citations_delta`'s), before the text it supports."""
+    if not isinstance(item, dict):
+        raise MalformedResponse("a citations_delta has no citation object")
+    return _citation(cast(dict[str, Any], item), None)
+
+
+def _citation(item: dict[str, Any], span: tuple[int, int] | None) -> Citation:
     kind = item.get("type")
     cited = _text(item.get("cited_text"))
     if kind in ("web_search_result_location", "search_result_location"):
