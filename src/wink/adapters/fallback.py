@@ -41,6 +41,7 @@ from ..core.foundation.errors import (
     WinkError,
 )
 from ..core.foundation.events import AdapterSwitched, EventSink
+from ..core.foundation.limits import Deadline
 from ..core.foundation.messages import (
     ModelRequest,
     ModelResponse,
@@ -272,11 +273,12 @@ class FallbackAdapter(Evaluator):
     ) -> None:
         """Record a count that failed over to the next adapter; raise `error` when it
         does not (`fallback_on` says no, or the deadline is spent)."""
-        deadline = options.get("deadline")
-        if deadline is not None and deadline.expired():
-            raise error
-        if not isinstance(error, UnsupportedFeatureError) and not self.fallback_on(error):
-            raise error
+        if not isinstance(error, UnsupportedFeatureError):
+            if not self.fallback_on(error):
+                raise error
+            deadline = options.get("deadline")
+            if isinstance(deadline, Deadline) and deadline.expired():
+                raise error
         failures.append((adapter.name, error))
 
     def check_call_settings(self, settings: ModelSettings) -> None:
