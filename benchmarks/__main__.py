@@ -20,6 +20,7 @@ from .loops import loop_overhead, tool_heavy
 from .otel import otel_overhead
 from .short_path import short_path
 from .streaming import streaming
+from .structured_stream import structured_stream
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -71,6 +72,7 @@ def scenarios(quick: bool, repeat: int | None) -> dict[str, Callable[[], list[Ro
             warmup=5 if quick else 30,
             events=200 if quick else 2_000,
         ),
+        "structured-stream": lambda: structured_stream(repeat=reps(5, 1), batch=1 if quick else 3),
         "streaming": lambda: streaming(
             repeat=reps(7, 1),
             batch=5 if quick else 40,

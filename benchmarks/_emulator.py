@@ -4,7 +4,8 @@ Shapes: `loop` (a tool call, then a final answer once the request carries a tool
 `heavy` (rounds of 4 parallel tool calls until 200 results, then a final answer), `text`
 (a final answer at once), `stream` (a final answer of `--chunks` pieces of
 `--chunk-size` characters; streamed one piece per event when the request streams,
-`--chunk-delay` seconds apart). `--stray-429 SHARE` answers that share of the requests,
+`--chunk-delay` seconds apart), `json-stream` (the same, the answer an 18 KB JSON
+document: `structured_answer()`). `--stray-429 SHARE` answers that share of the requests,
 at random (seeded), with a 429 asking for `--stray-retry-after` seconds, with no rate
 limit behind it. `GET /__stats` answers the emulator's counters as JSON and
 `POST /__reset` clears them (the rate limiter's bucket refills on its own).
@@ -36,6 +37,17 @@ def streamed_text(chunks: int, chunk_size: int) -> str:
     return "".join(piece[index % 37 : index % 37 + chunk_size] for index in range(chunks))
 
 
+def structured_answer(size: int = 18_000) -> str:
+    """A JSON answer of about `size` characters: `{"items": [{"name", "note", "score"}]}`
+    (strings, numbers and objects, each different)."""
+    items: list[dict[str, object]] = []
+    while len(json.dumps({"items": items})) < size:
+        number = len(items)
+        note = streamed_text(10, 8)[number % 37 :]
+        items.append({"name": f"item {number}", "note": note, "score": number * 7 % 101})
+    return json.dumps({"items": items})
+
+
 def script_for(
     shape: str, chunks: int = 2000, chunk_size: int = 8
 ) -> Callable[[EmulatedRequest], Turn]:
@@ -64,7 +76,13 @@ def script_for(
     def stream(request: EmulatedRequest) -> Turn:
         return answer
 
-    return {"loop": loop, "heavy": heavy, "text": text, "stream": stream}[shape]
+    structured = Turn.text(structured_answer(), input_tokens=8, output_tokens=chunks)
+
+    def json_stream(request: EmulatedRequest) -> Turn:
+        return structured
+
+    shapes = {"loop": loop, "heavy": heavy, "text": text, "stream": stream}
+    return {**shapes, "json-stream": json_stream}[shape]
 
 
 def with_stray_429s(
@@ -92,7 +110,9 @@ def with_stray_429s(
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--shape", choices=["loop", "heavy", "text", "stream"], default="loop")
+    parser.add_argument(
+        "--shape", choices=["loop", "heavy", "text", "stream", "json-stream"], default="loop"
+    )
     parser.add_argument("--chunks", type=int, default=2000, help="stream shape: events")
     parser.add_argument("--chunk-size", type=int, default=8, help="stream shape: characters")
     parser.add_argument("--chunk-delay", type=float, default=0.0, help="stream shape: seconds")

@@ -64,6 +64,7 @@ NOT_CALLED: dict[str, str] = {
     "ProviderEmulator.handle": "the server's entry point, called with the request it parsed",
     "BuiltinToolCall": "built by wink from a provider's answer, never taken as input",
     "Citation": "built by wink from a provider's answer, never taken as input",
+    "CitationDelta": "a stream event wink builds from a provider's answer, never taken as input",
     "WebSource": "built by wink from a provider's answer, never taken as input",
 }
 """Public calls the walk leaves out, each with its reason. Exception classes, type

@@ -40,6 +40,7 @@ _DYNAMIC_IMPORTS: dict[str, str] = {
     "AnthropicAdapter": ".adapters.named",
     "BedrockAdapter": ".adapters.named",
     "ApprovalRequired": ".core.foundation.events",
+    "CitationDelta": ".core.foundation.events",
     "AsyncPromptStream": ".core.agent.stream",
     "Attachment": ".core.foundation.content",
     "Audio": ".core.foundation.content",

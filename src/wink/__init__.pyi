@@ -114,6 +114,7 @@ from .core.foundation.errors import (
 from .core.foundation.events import (
     AdapterSwitched as AdapterSwitched,
     ApprovalRequired as ApprovalRequired,
+    CitationDelta as CitationDelta,
     OutputDelta as OutputDelta,
     OutputRejected as OutputRejected,
     PromptExecuted as PromptExecuted,

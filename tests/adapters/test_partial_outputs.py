@@ -208,3 +208,60 @@ def test_a_fenced_answer_is_read_inside_its_fence() -> None:
 def test_what_does_not_validate_yet_is_no_partial() -> None:
     assert parse_partial_output(Day, '{"summary": "x"') == (False, None)
     assert parse_partial_output(Day, "Let me look that up.") == (False, None)
+
+
+class Item(BaseModel):
+    name: str
+    note: str
+    score: int
+
+
+class Report(BaseModel):
+    items: list[Item]
+
+
+def long_report() -> dict[str, Any]:
+    """About 18 KB of JSON: 200 items of a name, a note and a score."""
+    return {
+        "items": [
+            {"name": f"item {n}", "note": f"note {n} " + "abcdefghij" * 6, "score": n * 7 % 101}
+            for n in range(200)
+        ]
+    }
+
+
+@pytest.mark.parametrize("via", ["text", "tool"])
+def test_a_long_answer_is_parsed_a_bounded_number_of_times(
+    via: str, emulator: ProviderEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parsing the whole answer so far after each of its 2,000-odd pieces would cost the
+    square of its length: the parses add up to a few times its length, the partials still
+    only grow, and the last is the evaluated output."""
+    from wink.core.agent import partials as module
+
+    parsed: list[int] = []
+
+    def counted(output_type: Any, text: str) -> tuple[bool, Any]:
+        parsed.append(len(text))
+        return parse_partial_output(output_type, text)
+
+    monkeypatch.setattr(module, "parse_partial_output", counted)
+    answer = long_report()
+    size = len(json.dumps(answer))
+    emulator.set_streaming(chunk_size=8)
+    turn = (
+        Turn.json(answer)
+        if via == "text"
+        else Turn.tool_calls(EmulatedToolCall("final_result_Report", answer))
+    )
+    emulator.enqueue(turn)
+    adapter = make_adapter("openai", emulator)
+    with adapter.stream(Prompt.from_text("Report?", output_type=Report)) as stream:
+        events = list(stream)
+    partials = [event.partial for event in events if isinstance(event, OutputDelta)]
+    assert size > 16_000
+    assert sum(parsed) < 15 * size  # every piece parsed: over 1,000 times the size
+    assert len(partials) >= 10  # still shown as it grows
+    dumps = [partial.model_dump() for partial in partials]
+    assert all(grows(a, b) and a != b for a, b in itertools.pairwise(dumps))
+    assert partials[-1] == stream.response.output == Report.model_validate(answer)

@@ -59,6 +59,7 @@ from .options import (
 if TYPE_CHECKING:  # the loop is imported on the first evaluation: importing an adapter
     # costs little more than importing its SDK
     from ..core.agent.loop import LoopSettings
+    from ..core.foundation.builtin import BuiltinTool
     from ..core.foundation.content import Attachment
     from ..core.foundation.limits import Deadline
     from ..core.foundation.settings import ToolChoice
@@ -75,8 +76,9 @@ __all__ = ["AdapterOptions", "CountOptions", "ProviderAdapter"]
 class CountOptions(TypedDict, total=False):
     """What `count_tokens` takes besides the prompt: what shapes the request `evaluate`
     would send first (`EvaluateOptions`' `history`, `attachments`, `settings`,
-    `tool_choice`, `parallel_tool_calls`, `session` to render with; a string prompt's
-    `instructions`, `tools`, `output_type`), and a `deadline` for the count itself."""
+    `tool_choice`, `parallel_tool_calls`, `builtin_tools`, `session` to render with; a
+    string prompt's `instructions`, `tools`, `output_type`), and a `deadline` for the count
+    itself."""
 
     session: Session | None
     deadline: Deadline | None
@@ -85,6 +87,7 @@ class CountOptions(TypedDict, total=False):
     settings: ModelSettings | None
     tool_choice: ToolChoice | None
     parallel_tool_calls: bool | None
+    builtin_tools: Sequence[BuiltinTool] | None
     instructions: str | None
     tools: Sequence[Tool[Any, Any] | Callable[..., Any]]
     output_type: type[Any] | None
@@ -365,7 +368,11 @@ class ProviderAdapter(Evaluator, BatchMethods):
             self._remember(prompt.tool_sources)
         try:
             request = await first_request(
-                prompt, session=session, attachments=call.attachments, history=call.history
+                prompt,
+                session=session,
+                attachments=call.attachments,
+                history=call.history,
+                builtin_tools=call.builtin_tools,
             )
         except WinkError:
             raise

@@ -19,6 +19,8 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
+from typing_extensions import Unpack
+
 from ..core.agent.loop import LoopSettings
 from ..core.agent.rounds import NULL_SINK, NullSink, RoundAttempts, publish
 from ..core.foundation.errors import (
@@ -35,9 +37,11 @@ from ..core.foundation.errors import (
     ThrottleDetails,
     ThrottleError,
     UnsupportedContentError,
+    UnsupportedFeatureError,
     WinkError,
 )
 from ..core.foundation.events import AdapterSwitched, EventSink
+from ..core.foundation.limits import Deadline
 from ..core.foundation.messages import (
     ModelRequest,
     ModelResponse,
@@ -46,7 +50,7 @@ from ..core.prompting.session import Session
 from ..core.telemetry.spans import telemetry_for
 from ..core.throttling.retry import RetryPolicy
 from ..core.transport.runner import Runner
-from .base import ProviderAdapter
+from .base import CountOptions, ProviderAdapter
 from .evaluator import Evaluator
 from .options import telemetry_option
 
@@ -234,6 +238,49 @@ class FallbackAdapter(Evaluator):
         )
         return chain, loop_settings
 
+    # ---- token counts
+
+    def count_tokens(self, prompt: Any, **count_options: Unpack[CountOptions]) -> int:
+        """The input tokens of the request `evaluate(prompt, ...)` would send first,
+        counted by the first adapter that can count (`ProviderAdapter.count_tokens`): an
+        adapter without a token-count endpoint (`UnsupportedFeatureError`) is passed
+        over, and so is one failing as `fallback_on` says moves an evaluation on. Sync;
+        `count_tokens_async` on a loop (docs/fallback.md#counting-tokens)."""
+        failures: list[tuple[str, WinkError]] = []
+        for adapter in self.adapters:
+            try:
+                return adapter.count_tokens(prompt, **count_options)
+            except WinkError as error:
+                self._count_failed(adapter, error, failures, count_options)
+        raise _count_exhausted(prompt, failures)
+
+    async def count_tokens_async(self, prompt: Any, **count_options: Unpack[CountOptions]) -> int:
+        """`count_tokens` on the running loop (each adapter's `count_tokens_async`)."""
+        failures: list[tuple[str, WinkError]] = []
+        for adapter in self.adapters:
+            try:
+                return await adapter.count_tokens_async(prompt, **count_options)
+            except WinkError as error:
+                self._count_failed(adapter, error, failures, count_options)
+        raise _count_exhausted(prompt, failures)
+
+    def _count_failed(
+        self,
+        adapter: ProviderAdapter,
+        error: WinkError,
+        failures: list[tuple[str, WinkError]],
+        options: CountOptions,
+    ) -> None:
+        """Record a count that failed over to the next adapter; raise `error` when it
+        does not (`fallback_on` says no, or the deadline is spent)."""
+        if not isinstance(error, UnsupportedFeatureError):
+            if not self.fallback_on(error):
+                raise error
+            deadline = options.get("deadline")
+            if isinstance(deadline, Deadline) and deadline.expired():
+                raise error
+        failures.append((adapter.name, error))
+
     def check_call_settings(self, settings: ModelSettings) -> None:
         for adapter in self.adapters:  # each merges the call's over its own
             adapter.check_call_settings(settings)
@@ -361,23 +408,46 @@ class _Chain:
         self, prompt_name: str, failures: dict[int, WinkError], waits: dict[int, float | None]
     ) -> AllAdaptersFailedError:
         ordered = [(self._adapters[i].name, failures[i]) for i in sorted(failures)]
-        summary = "; ".join(f"{name}: {_brief(error)}" for name, error in ordered)
-        message = f"every adapter failed: {summary}"
-        throttles = [error for _, error in ordered if isinstance(error, ThrottleError)]
-        if not ordered or len(throttles) != len(ordered):
-            return AllAdaptersFailedError(message, prompt_name=prompt_name, failures=ordered)
-        asked = [(wait, failures[i]) for i, wait in waits.items() if wait is not None]
-        soonest = min(asked, key=lambda pair: pair[0], default=None)
-        first = cast(ThrottleError, soonest[1] if soonest else throttles[0])
-        details = ThrottleDetails(
-            kind=first.details.kind,
-            retry_after=soonest[0] if soonest else None,
-            attempts=sum(error.details.attempts for error in throttles),
-            retry_safe=any(error.details.retry_safe for error in throttles),
-        )
-        return AllAdaptersThrottledError(
-            message, prompt_name=prompt_name, details=details, failures=ordered
-        )
+        return _all_failed(prompt_name, ordered, failures, waits)
+
+
+def _all_failed(
+    prompt_name: str,
+    ordered: list[tuple[str, WinkError]],
+    failures: Mapping[int, WinkError],
+    waits: Mapping[int, float | None],
+) -> AllAdaptersFailedError:
+    """Every adapter failed: `AllAdaptersThrottledError` when each was throttled (its
+    `retry_after` the soonest any provider asked), else `AllAdaptersFailedError`."""
+    summary = "; ".join(f"{name}: {_brief(error)}" for name, error in ordered)
+    message = f"every adapter failed: {summary}"
+    throttles = [error for _, error in ordered if isinstance(error, ThrottleError)]
+    if not ordered or len(throttles) != len(ordered):
+        return AllAdaptersFailedError(message, prompt_name=prompt_name, failures=ordered)
+    asked = [(wait, failures[i]) for i, wait in waits.items() if wait is not None]
+    soonest = min(asked, key=lambda pair: pair[0], default=None)
+    first = cast(ThrottleError, soonest[1] if soonest else throttles[0])
+    details = ThrottleDetails(
+        kind=first.details.kind,
+        retry_after=soonest[0] if soonest else None,
+        attempts=sum(error.details.attempts for error in throttles),
+        retry_safe=any(error.details.retry_safe for error in throttles),
+    )
+    return AllAdaptersThrottledError(
+        message, prompt_name=prompt_name, details=details, failures=ordered
+    )
+
+
+def _count_exhausted(prompt: Any, failures: list[tuple[str, WinkError]]) -> WinkError:
+    """No adapter counted: the first `UnsupportedFeatureError` when none of them can
+    count, else the failures of those that could, together (as an evaluation's)."""
+    tried = [(n, e) for n, e in failures if not isinstance(e, UnsupportedFeatureError)]
+    if not tried:
+        return failures[0][1]
+    failures = tried
+    name = prompt.name if isinstance(getattr(prompt, "name", None), str) else "prompt"
+    indexed = dict(enumerate(error for _, error in failures))
+    return _all_failed(name, failures, indexed, {i: _asked(e) for i, e in indexed.items()})
 
 
 # ---- helpers

@@ -143,7 +143,7 @@ class Provider(ABC):
         body (`translate`), then the host's path and quirks."""
         wire = self.translate(request)
         host = self.host
-        return WireRequest(host.path(wire.path), host.adjust_body(dict(wire.body)))
+        return WireRequest(host.path(wire.path), host.adjust_body(dict(wire.body)), wire.headers)
 
     @abstractmethod
     def translate(self, request: ModelRequest) -> WireRequest:
@@ -188,7 +188,7 @@ class Provider(ABC):
         wire = self.translate(request)
         host = self.host
         counted = self.token_count_form(wire.path, host.adjust_body(dict(wire.body)))
-        return WireRequest(host.path(counted.path), counted.body)
+        return WireRequest(host.path(counted.path), counted.body, wire.headers)
 
     def token_count_form(self, path: str, body: Mapping[str, Any]) -> WireRequest:
         """The generation request (`path`, `body`) as its token-count request."""

@@ -54,7 +54,9 @@ def token_count_route(raw: RawRequest) -> tuple[WireFormat, str] | None:
             model = wire.token_count_model(raw.path)
             if model is not None:
                 return wire, model
-    return None
+    from .vertex import vertex_token_count_route  # a host's own count paths
+
+    return vertex_token_count_route(raw)
 
 
 def answer_token_count(

@@ -257,3 +257,72 @@ def test_bad_builtin_tools_are_refused_where_given() -> None:
         wink.Prompt("p", [], builtin_tools=[wink.WebSearch(), wink.WebSearch(max_uses=2)])
     with pytest.raises(wink.PromptValidationError, match="builtin_tools"):
         wink.MarkdownSection(key="s", builtin_tools=["web_search"])  # type: ignore[list-item]
+
+
+FLAGS = "files-api-2025-04-14, code-execution-2025-08-25"
+SUMS = wink.Prompt(
+    "sums", [wink.MarkdownSection("task", "Sum 1..10")], builtin_tools=[wink.CodeExecution()]
+)
+
+
+def _betas_sent(emulator: wink.testing.ProviderEmulator) -> list[str | None]:
+    return [request.headers.get("anthropic-beta") for request in emulator.requests]
+
+
+def test_a_server_tools_beta_flag_is_added_to_the_clients_own(
+    ok_emulator: wink.testing.ProviderEmulator,
+) -> None:
+    import anthropic
+
+    client = anthropic.Anthropic(
+        api_key="sk-test",
+        base_url=ok_emulator.base_url("anthropic"),
+        default_headers={"anthropic-beta": FLAGS},
+    )
+    adapter = wink.create_adapter("anthropic:claude-sonnet-4-5", client=client)
+    adapter.evaluate("Sum 1..10", builtin_tools=[wink.CodeExecution(), wink.UrlContext()])
+    adapter.evaluate("Hello")
+    adapter.count_tokens(SUMS)
+    adapter.count_tokens("Fetch it", builtin_tools=[wink.UrlContext()])
+    assert _betas_sent(ok_emulator) == [
+        "files-api-2025-04-14,code-execution-2025-08-25,web-fetch-2025-09-10",
+        FLAGS,  # nothing added: the client's own header as it is
+        "files-api-2025-04-14,code-execution-2025-08-25",
+        "files-api-2025-04-14,code-execution-2025-08-25,web-fetch-2025-09-10",
+    ]
+    assert "code_execution" in str(ok_emulator.requests[2].body["tools"])
+
+
+def test_an_async_clients_beta_flag_is_kept_on_a_stream(
+    ok_emulator: wink.testing.ProviderEmulator,
+) -> None:
+    import asyncio
+
+    import anthropic
+
+    async def main() -> None:
+        client = anthropic.AsyncAnthropic(
+            api_key="sk-test",
+            base_url=ok_emulator.base_url("anthropic"),
+            default_headers={"anthropic-beta": FLAGS},
+        )
+        adapter = wink.create_adapter("anthropic:claude-sonnet-4-5", client=client)
+        async with adapter.stream_async(SUMS) as stream:
+            async for _ in stream:
+                pass
+
+    asyncio.run(main())
+    assert _betas_sent(ok_emulator) == ["files-api-2025-04-14,code-execution-2025-08-25"]
+
+
+def test_a_server_tools_beta_flag_goes_out_with_winks_own_client(
+    ok_emulator: wink.testing.ProviderEmulator,
+) -> None:
+    adapter = wink.create_adapter(
+        "anthropic:claude-sonnet-4-5",
+        base_url=ok_emulator.base_url("anthropic"),
+        api_key="sk-test",
+    )
+    adapter.evaluate("Sum 1..10", builtin_tools=[wink.CodeExecution()])
+    (request,) = ok_emulator.requests
+    assert request.headers.get("anthropic-beta") == "code-execution-2025-08-25"

@@ -440,3 +440,46 @@ def test_a_credentials_object_holding_a_token_is_used_as_is() -> None:
         adapter.evaluate(HELLO, session=Session())
         assert [r.headers["authorization"] for r in emu.requests] == ["[redacted]"] * 2
     assert given.token == "ya29.made-elsewhere"
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_tokens_are_counted_on_vertexs_own_paths(
+    account: tuple[Path, TokenEndpoint], mode: str
+) -> None:
+    from wink.testing.token_counts import derived_count
+
+    key_file, _ = account
+    prompt = make_prompt()
+    with ProviderEmulator() as emu:
+        counts = {}
+        for spec in (GEMINI, CLAUDE):
+            adapter = _vertex(spec, emu, credentials=key_file, location="us-east5")
+            if mode == "sync":
+                counts[spec] = adapter.count_tokens(prompt)
+            else:
+                counts[spec] = asyncio.run(adapter.count_tokens_async(prompt))
+        gemini, claude = emu.requests
+    where = "/projects/key-project/locations/us-east5/publishers"
+    assert gemini.path == f"/v1beta1{where}/google/models/gemini-2.5-flash:countTokens"
+    assert set(gemini.body) <= {"contents", "systemInstruction", "tools", "generationConfig"}
+    assert "contents" in gemini.body
+    assert counts[GEMINI] == derived_count(gemini.body)
+    assert claude.path == f"/v1{where}/anthropic/models/count-tokens:rawPredict"
+    assert claude.body["model"] == "claude-sonnet-4-5@20250929"
+    assert "anthropic_version" not in claude.body
+    assert "max_tokens" not in claude.body
+    assert counts[CLAUDE] == derived_count(claude.body)
+    assert all(r.headers["authorization"] == "[redacted]" for r in (gemini, claude))
+
+
+def test_an_unsigned_count_gets_googles_401() -> None:
+    import httpx2
+
+    with ProviderEmulator() as emu:
+        where = f"{emu.url}/v1/projects/p/locations/l/publishers"
+        for url in (
+            f"{where}/google/models/gemini-2.5-flash:countTokens",
+            f"{where}/anthropic/models/count-tokens:rawPredict",
+        ):
+            answer = httpx2.post(url, json={"contents": []})
+            assert answer.status_code == 401, url

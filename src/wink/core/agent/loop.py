@@ -615,10 +615,12 @@ async def first_request(
     session: Session,
     attachments: tuple[Attachment, ...] = (),
     history: Transcript | None = None,
+    builtin_tools: tuple[BuiltinTool, ...] = (),
 ) -> ModelRequest:
     """The first request `run_evaluation` sends for the same arguments (what a token count
     counts): rendered, its tools listed and its turn built as the evaluation does, without
-    telling the session. `history` ends in no pending call (`check_continuation`)."""
+    telling the session. `history` ends in no pending call (`check_continuation`);
+    `builtin_tools` are the call's, over the prompt's."""
     rendered = prompt.render(session=session)
     tools = await offered_tools(
         rendered.tools, rendered.tool_sources, deadline=None, prompt_name=prompt.name
@@ -631,6 +633,7 @@ async def first_request(
         _specs(tools),
         rendered.output,
         first_round=True,
+        builtin_tools=merge_builtin_tools(rendered.builtin_tools, builtin_tools),
     )
 
 

@@ -210,8 +210,9 @@ class Citation:
 
     The source is a web page (`url`, `title`) or a document of the request
     (`document_index`, counted from 0 over the request's documents, and `document_title`),
-    with the cited place in it: `pages` (first and last page, from 1) or `chars` (start and
-    end character, end excluded). `cited_text` is the text cited, when the provider gives
+    with the cited place in it: `pages` (first and last page, from 1), `chars` (start and
+    end character, end excluded) or `blocks` (start and end block of a document made of
+    content blocks, from 0, end excluded). `cited_text` is the text cited, when the provider gives
     it; `span` the (start, end) characters of `response.text` it supports (end excluded),
     when known.
     """
@@ -224,6 +225,7 @@ class Citation:
     pages: tuple[int, int] | None = None
     chars: tuple[int, int] | None = None
     span: tuple[int, int] | None = None
+    blocks: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The fields that are set, as JSON values (the transcript's format)."""

@@ -59,10 +59,12 @@ class Carriage:
 class ContentRules:
     """What one provider can carry: a `Carriage` per group of media types (a type in no
     row is refused), and its limit on all inline parts of a request together, counted as
-    sent (in base64): `max_request_bytes`."""
+    sent (in base64): `max_request_bytes`; whether it can cite a `Document(citations=True)`:
+    `cites_documents`."""
 
     carriages: tuple[Carriage, ...] = ()
     max_request_bytes: int | None = None
+    cites_documents: bool = False
     _by_type: dict[str, Carriage] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -130,6 +132,11 @@ def _problem(part: Attachment, tool: str | None, rules: ContentRules, tally: _Ta
     row = rules.carriage(part.media_type)
     if row is None:
         return f"it takes {', '.join(rules.media_types) or 'no attachments'}"
+    if isinstance(part, Document) and part.citations and not rules.cites_documents:
+        return (
+            "it cannot cite documents, and wink does not send one without the citations "
+            "asked for (Document(citations=True) works on the Anthropic Messages wire)"
+        )
     if part.url is not None and "url" not in row.sources:
         return "it takes these as bytes, not by URL (Image.from_bytes, .from_path)"
     if part.data is not None and "data" not in row.sources:

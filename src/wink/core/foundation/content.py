@@ -251,9 +251,22 @@ class Image(_Media):
 @dataclass(frozen=True, slots=True, repr=False)
 class Document(_Media):
     """A document: a PDF (`application/pdf`) or plain text (`text/plain`, UTF-8), from
-    bytes, a file, a URL, or a string (`Document.from_text`)."""
+    bytes, a file, a URL, or a string (`Document.from_text`).
+
+    `citations=True` asks the provider to cite this document in its answer
+    (`response.citations`, docs/builtin-tools.md#citations); a wire format that cannot
+    refuses it before sending rather than answer without them."""
 
     kind: ClassVar[PartKind] = "document"
+    citations: bool = field(default=False, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not isinstance(cast(object, self.citations), bool):
+            raise InvalidArgumentError(
+                f"Document(citations=...) takes True or False, got {kind_of(self.citations)}",
+                argument="citations",
+            )
+        _Media.__post_init__(self)
 
     def _check_media_type(self) -> None:
         if self.media_type not in _DOCUMENT_TYPES:
@@ -275,14 +288,18 @@ class Document(_Media):
                     option="data",
                 ) from error
 
+    def __repr__(self) -> str:
+        shown = _Media.__repr__(self)
+        return f"{shown[:-1]}, citations=True)" if self.citations else shown
+
     @classmethod
-    def from_text(cls, text: str, *, name: str | None = None) -> Document:
+    def from_text(cls, text: str, *, name: str | None = None, citations: bool = False) -> Document:
         """A plain-text document holding `text`."""
         if not isinstance(cast(object, text), str):
             raise InvalidArgumentError(
                 f"Document.from_text takes a str, got {kind_of(text)}", argument="text"
             )
-        return cls("text/plain", data=text.encode("utf-8"), name=name)
+        return cls("text/plain", data=text.encode("utf-8"), name=name, citations=citations)
 
     @property
     def text(self) -> str | None:

@@ -5,11 +5,11 @@ A session gets `PromptRendered`, `ThinkingReceived`, `ToolInvoked`, `OutputRejec
 person), then `PromptExecuted` or `PromptFailed` (docs/sessions.md). A stream yields the
 model's output as it arrives and the loop's progress (docs/streaming.md). One round is
 one provider request and the tools it asked for. Its events come in this order:
-`TextDelta` / `ThinkingDelta` / `ToolCallStarted` / `ToolCallDelta` / `ToolCallReady` as
-the provider sends them, each followed by an `OutputDelta` when it grew the structured
-answer (a prompt with an `output_type`), `UsageReported` when it reports usage, an
-`OutputRejected` when its structured answer did not validate, then a `ToolInvoked` as
-each of the round's tools finishes, then `RoundFinished`. A round the `RetryPolicy`
+`TextDelta` / `ThinkingDelta` / `ToolCallStarted` / `ToolCallDelta` / `ToolCallReady` /
+`CitationDelta` as the provider sends them, each followed by an `OutputDelta` when it
+grew the structured answer (a prompt with an `output_type`), `UsageReported` when it
+reports usage, an `OutputRejected` when its structured answer did not validate, then a
+`ToolInvoked` as each of the round's tools finishes, then `RoundFinished`. A round the `RetryPolicy`
 restarts after some of its events were yielded starts over after a `RoundRestarted`. A
 round whose calls wait for a person ends the stream with `ApprovalRequired`.
 """
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from .builtin import Citation
 from .errors import EvaluationPhase, ThrottleError, ThrottleKind, WinkError
 from .messages import FinishReason, Usage
 from .results import ToolResult
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AdapterSwitched",
     "ApprovalRequired",
+    "CitationDelta",
     "EventSink",
     "OutputDelta",
     "OutputRejected",
@@ -261,6 +263,17 @@ class OutputDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class CitationDelta:
+    """A citation of the answer arrived (Anthropic's `citations_delta`, and the like on
+    other wires): the source and the place cited, as `response.citations` holds them.
+    `citation.span` is set when the wire knows the part of the answer it supports as it
+    arrives; Anthropic sends a citation before the text it supports, so it is None there.
+    `stream.response.citations` holds every citation of the answer, spans included."""
+
+    citation: Citation
+
+
+@dataclass(frozen=True, slots=True)
 class UsageReported:
     """The provider reported the round's token usage; `cost` is what the round cost
     (None when it cannot be priced: docs/cost.md), worked out when first read."""
@@ -317,6 +330,7 @@ StreamEvent = (
     | ToolCallDelta
     | ToolCallReady
     | OutputDelta
+    | CitationDelta
     | UsageReported
     | RoundFinished
     | RoundRestarted

@@ -133,6 +133,8 @@ def _dump_part(part: UserPart) -> dict[str, Any]:
         out["url"] = part.url
     if part.name is not None:
         out["name"] = part.name
+    if isinstance(part, Document) and part.citations:
+        out["citations"] = True
     return out
 
 
@@ -321,8 +323,11 @@ def _load_media(reader: JsonReader, kind: type[Attachment]) -> Attachment:
     media_type = reader.take("media_type", str)
     encoded, url = reader.optional("data", str), reader.optional("url", str)
     name = reader.optional("name", str)
+    cited = reader.optional("citations", bool) if kind is Document else None
     try:
         data = base64.b64decode(encoded, validate=True) if encoded is not None else None
+        if kind is Document:
+            return Document(media_type, data=data, url=url, name=name, citations=bool(cited))
         return kind(media_type, data=data, url=url, name=name)
     except (ValueError, WinkError) as error:  # bad base64, or a part its class refuses
         raise invalid(f"{reader.where}: {error}") from error
@@ -440,6 +445,7 @@ def load_citation(item: object, where: str) -> Citation:
         pages=pair("pages"),
         chars=pair("chars"),
         span=pair("span"),
+        blocks=pair("blocks"),
     )
     reader.done()
     return citation

@@ -25,7 +25,7 @@ from ..base import LazyStreamFormat, Provider, token_count, token_count_body
 from ..host import Endpoint, Host
 from ..stainless import StainlessCalls
 from . import messages
-from .server_tools import beta_headers
+from .server_tools import BetaMergingCalls, beta_headers
 from .thinking import anthropic_thinking
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Anthropic", "AnthropicHost", "AnthropicMessages"]
 
-_CALLS = StainlessCalls(httpx2.Response)
+_CALLS = BetaMergingCalls(StainlessCalls(httpx2.Response))
 # What `POST /v1/messages/count_tokens` takes of a Messages body (the SDK's
 # `messages.count_tokens` parameters); `max_tokens`, sampling, `stream`, `metadata`
 # are refused there

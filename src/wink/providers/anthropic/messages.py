@@ -104,6 +104,7 @@ CONTENT_RULES = ContentRules(
         Carriage(frozenset({"text/plain"}), in_tool_result="inside"),
     ),
     max_request_bytes=32 * MB,
+    cites_documents=True,
 )
 _MAX_CACHE_POINTS = 4  # `cache_control` breakpoints a request may carry
 _CACHED = {"type": "ephemeral"}
@@ -265,6 +266,8 @@ def _map_attachment(part: Attachment) -> dict[str, Any]:
     block["source"] = source
     if isinstance(part, Document) and part.name:
         block["title"] = part.name
+    if isinstance(part, Document) and part.citations:
+        block["citations"] = {"enabled": True}
     return block
 
 

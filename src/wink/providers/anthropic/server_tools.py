@@ -10,7 +10,7 @@ The blocks themselves go back to Claude verbatim in the turn's native items.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any, cast
 
@@ -25,11 +25,14 @@ from ...core.foundation.builtin import (
     WebSource,
 )
 from ...core.transport.errors import MalformedResponse
+from ...core.transport.http import EncodedRequest, HttpCalls
 
 __all__ = [
     "BETA_HEADER",
+    "BetaMergingCalls",
     "beta_headers",
     "builtin_calls",
+    "citation_of",
     "map_builtin_tools",
     "text_citations",
 ]
@@ -69,6 +72,53 @@ def beta_headers(tools: Iterable[BuiltinTool]) -> dict[str, str] | None:
     """The `anthropic-beta` header the tools need (None: none)."""
     betas = map_builtin_tools(tools)[1]
     return {BETA_HEADER: ",".join(betas)} if betas else None
+
+
+class BetaMergingCalls:
+    """The Messages HTTP calls, with a request's `anthropic-beta` flags added to the ones
+    the client sends on every request (its `default_headers`) rather than replacing them:
+    the SDK lets a request's header win over the client's, so a caller's own beta flag
+    would silently go missing whenever a server tool needs another."""
+
+    __slots__ = ("_calls",)
+
+    def __init__(self, calls: HttpCalls) -> None:
+        self._calls = calls
+
+    def post(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        return self._calls.post(client, _merged(client, wire), time_limit)
+
+    async def post_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        return await self._calls.post_async(client, _merged(client, wire), time_limit)
+
+    def open_stream(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        return self._calls.open_stream(client, _merged(client, wire), time_limit)
+
+    async def open_stream_async(self, client: Any, wire: EncodedRequest, time_limit: float) -> Any:
+        return await self._calls.open_stream_async(client, _merged(client, wire), time_limit)
+
+
+def merge_betas(*values: str | None) -> str:
+    """`anthropic-beta` values joined, comma-separated, each flag once, in order."""
+    flags: dict[str, None] = {}
+    for value in values:
+        for flag in (value or "").split(","):
+            if flag.strip():
+                flags[flag.strip()] = None
+    return ",".join(flags)
+
+
+def _merged(client: Any, wire: EncodedRequest) -> EncodedRequest:
+    """`wire` with its beta flags after the client's own (unchanged when it has none)."""
+    wanted = (wire.headers or {}).get(BETA_HEADER)
+    if wanted is None:
+        return wire
+    defaults: Mapping[str, object] = getattr(client, "default_headers", None) or {}
+    own = defaults.get(BETA_HEADER)
+    if not isinstance(own, str):  # none set (or the SDK's Omit)
+        return wire
+    headers = {**(wire.headers or {}), BETA_HEADER: merge_betas(own, wanted)}
+    return EncodedRequest(wire.path, wire.content, headers)
 
 
 def _web_search(tool: WebSearch) -> dict[str, Any]:
@@ -178,7 +228,14 @@ def _range(item: dict[str, Any], start: str, end: str) -> tuple[int, int] | None
     return (first, last) if first is not None and last is not None else None
 
 
-def _citation(item: dict[str, Any], span: tuple[int, int]) -> Citation:
+def citation_of(item: Any) -> Citation:
+    """One citation object (a `citations_delta`'s), before the text it supports."""
+    if not isinstance(item, dict):
+        raise MalformedResponse("a citations_delta has no citation object")
+    return _citation(cast(dict[str, Any], item), None)
+
+
+def _citation(item: dict[str, Any], span: tuple[int, int] | None) -> Citation:
     kind = item.get("type")
     cited = _text(item.get("cited_text"))
     if kind in ("web_search_result_location", "search_result_location"):
@@ -195,4 +252,7 @@ def _citation(item: dict[str, Any], span: tuple[int, int]) -> Citation:
         if kind == "char_location"
         else None,
         span=span,
+        blocks=_range(item, "start_block_index", "end_block_index")
+        if kind == "content_block_location"
+        else None,
     )

@@ -2,7 +2,8 @@
 `_delta`, `_stop`), `message_delta` (stop reason, usage), `message_stop`.
 
 Deltas: `text_delta`, `input_json_delta` (tool input as JSON fragments),
-`thinking_delta` and `signature_delta` (thinking blocks), `citations_delta`. An `error`
+`thinking_delta` and `signature_delta` (thinking blocks), `citations_delta` (a citation,
+before the text it supports: a `CitationDelta`). An `error`
 event (`overloaded_error` and the like) reports a failure mid-stream.
 """
 
@@ -13,11 +14,12 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ...core.foundation.errors import PromptEvaluationError
-from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
+from ...core.foundation.events import CitationDelta, StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
 from ...core.transport.decoding import Parse, SSEFramed, ToolCalls, stream_failure, truncated
 from ...core.transport.errors import MalformedResponse
 from .messages import ERROR_STATUS, anthropic_error_facts
+from .server_tools import citation_of
 
 __all__ = ["AnthropicStream", "AnthropicStreamDecoder"]
 
@@ -173,7 +175,9 @@ class AnthropicStreamDecoder:
             block.signature.append(signature)
             out.append(ThinkingDelta("", signature=signature))
         elif kind == "citations_delta":
-            block.citations.append(delta.get("citation"))
+            citation = delta.get("citation")
+            block.citations.append(citation)
+            out.append(CitationDelta(citation_of(citation)))
 
     def _add_usage(self, usage: Any) -> None:
         if isinstance(usage, dict):

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from ...core.foundation.errors import ConfigurationError
+from ...core.transport.http import WireRequest
 from ..anthropic import AnthropicMessages
 from ..host import Endpoint, Host, Signer
 from .options import VertexOptions
@@ -56,6 +57,12 @@ class VertexClaude(AnthropicMessages):
     location asked. Vertex has no Anthropic batches (the host refuses them)."""
 
     stream_format = _StreamRawPredict()
+
+    def token_count_form(self, path: str, body: Mapping[str, Any]) -> WireRequest:
+        # Vertex counts at `count-tokens:rawPredict`, the model named in the body as in
+        # the URL of a generation request (`claude-sonnet-4-5@20250929`)
+        counted = super().token_count_form(path, body)
+        return WireRequest(counted.path, {"model": self.host.model_id(), **counted.body})
 
     def map_errors(
         self, prompt_name: str, secrets: tuple[str, ...]
@@ -109,6 +116,8 @@ class VertexAnthropic(Host):
         return  # found (or refused) when the place was made
 
     def path(self, path: str) -> str:
+        if path.endswith("/count_tokens"):  # Anthropic's count path, as Vertex serves it
+            return self.place.model_path("v1", "anthropic", "count-tokens", _PREDICT[1:])
         return self.place.model_path("v1", "anthropic", self.model_id(), _PREDICT[1:])
 
     def adjust_body(self, body: dict[str, Any]) -> dict[str, Any]:

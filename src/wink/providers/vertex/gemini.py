@@ -3,8 +3,12 @@ translator (the package's docstring says where and how)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
+from typing import Any
 
+from ...core.transport.http import WireRequest
+from ..base import token_count_body
 from ..google import Gemini, GeminiHost
 from ..host import Endpoint, Signer
 from .options import VertexOptions
@@ -13,14 +17,21 @@ from .place import NO_BATCHES, VertexPlace, located
 __all__ = ["Vertex", "VertexGemini"]
 
 _API_VERSION = "v1beta1"  # what google-genai speaks on Vertex: every field wink sends
+# What Vertex's `countTokens` takes of a generation body, unwrapped (its
+# `CountTokensRequest`): no `toolConfig`, `safetySettings` or `cachedContent`
+_COUNTED = frozenset({"contents", "systemInstruction", "tools", "generationConfig"})
 
 
 class VertexGemini(Gemini):
     """Gemini's wire on Vertex: a 404 names the location asked; Google Search takes
-    `excludeDomains` (`WebSearch(blocked_domains=)`)."""
+    `excludeDomains` (`WebSearch(blocked_domains=)`); a token count is `:countTokens` on the
+    model's path, the generation fields it takes unwrapped."""
 
     wire_name = "Gemini on Vertex AI"
     search_excludes_domains = True
+
+    def token_count_form(self, path: str, body: Mapping[str, Any]) -> WireRequest:
+        return WireRequest(self.model_url("countTokens"), token_count_body(body, _COUNTED))
 
     def map_errors(
         self, prompt_name: str, secrets: tuple[str, ...]

@@ -17,6 +17,7 @@ from ..records import Provider, ToolResultView
 from ..server import RawRequest
 from ..thinking import ReasoningLedger, intact, opens, seal
 from ..turns import Turn
+from .anthropic_citations import answer_citations, citations_problem
 from .anthropic_stream import anthropic_stream, anthropic_stream_error
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
 from .sse import SseFraming
@@ -96,7 +97,8 @@ class AnthropicWire(SseFraming):
         thought = bool(content)
         refused = turn.finish == "refusal"  # the words go in stop_details.explanation
         if turn.content is not None and not refused:
-            content.append({"type": "text", "text": turn.content})
+            cited = answer_citations(ctx.body)
+            content.append({"type": "text", "text": turn.content, **_listed(cited)})
         calls = [
             {
                 "type": "tool_use",
@@ -277,7 +279,7 @@ class AnthropicWire(SseFraming):
                 f"A maximum of {_MAX_CACHE_POINTS} blocks with cache_control may be provided. "
                 f"Found {marked}."
             )
-        return None
+        return citations_problem(body)
 
     def found_parts(self, body: dict[str, Any]) -> list[FoundPart]:
         found: list[FoundPart] = []
@@ -622,6 +624,8 @@ def _part(block: dict[str, Any], path: str, *, in_tool_result: bool) -> list[Fou
         return []
     source = as_object(block.get("source"))
     media_type = as_str(source.get("media_type"))
+    if source.get("type") == "content":  # a custom-content document: text blocks, no media
+        return []
     if source.get("type") == "url":
         url = as_str(source.get("url"))
         return [FoundPart(kind, path, None, url=url, in_tool_result=in_tool_result)]
@@ -633,3 +637,8 @@ def _part(block: dict[str, Any], path: str, *, in_tool_result: bool) -> list[Fou
         ]
     encoded = as_str(source.get("data")) or ""
     return [FoundPart(kind, path, media_type, encoded, None, in_tool_result)]
+
+
+def _listed(citations: list[dict[str, Any]]) -> dict[str, Any]:
+    """A text block's `citations` field: there only when the request asked for them."""
+    return {"citations": citations} if citations else {}

@@ -10,6 +10,7 @@ from typing import Any
 from ..faults import Fault
 from ..formats import split
 from ..turns import Turn
+from .anthropic_citations import stream_text_start
 from .base import WireContext
 from .sse import sse_event
 
@@ -76,7 +77,7 @@ def _anthropic_block(
         emit("content_block_delta", index=index, delta=fields)
 
     if kind == "text":
-        start({"type": "text", "text": ""})
+        stream_text_start(block, start, delta)
         for piece in split(block["text"], size):
             delta(type="text_delta", text=piece)
     elif kind == "thinking":
