@@ -244,6 +244,22 @@ def test_a_web_search_round_trip_ends_with_the_answer_and_its_citation(streamed:
     assert response.usage.web_search_requests == 1
 
 
+def test_a_stream_yields_each_url_citation_as_it_arrives_with_its_span() -> None:
+    text = "Checked. " + ANSWER
+    start = len("Checked. ")
+    turn = Turn.text(text, citations=[EmulatedCitation(SOURCE, "Britannica", start, start + 14)])
+    with (
+        ProviderEmulator([turn]) as emulator,
+        make_adapter("openai-responses", emulator) as adapter,
+        adapter.stream("q", builtin_tools=[wink.WebSearch()]) as stream,
+    ):
+        seen = [event.citation for event in stream if isinstance(event, wink.CitationDelta)]
+    expected = wink.Citation(url=SOURCE, title="Britannica", span=(start, start + 14))
+    assert seen == [expected]
+    assert stream.response.citations == (expected,)
+    assert stream.response.text[start : start + 14] == "Mount Columbia"
+
+
 def test_the_streamed_answer_equals_the_one_not_streamed() -> None:
     responses: list[wink.PromptResponse[Any]] = []
     for streamed in (False, True):

@@ -4,7 +4,9 @@
 Text comes in `response.output_text.delta`, reasoning summaries in
 `response.reasoning_summary_text.delta`, function calls as `response.output_item.added`
 then `response.function_call_arguments.delta` fragments keyed by item id, and an
-`error` event (or `response.failed`) reports a failure.
+`error` event (or `response.failed`) reports a failure. A `url_citation` annotation
+(`response.output_text.annotation.added`, sent after the text it cites) is a
+`CitationDelta` with its span over the whole answer.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ...core.foundation.errors import PromptEvaluationError
-from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
+from ...core.foundation.events import CitationDelta, StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
 from ...core.transport.decoding import Parse, SSEFramed, ToolCalls, stream_failure, truncated
 from ...core.transport.errors import MalformedResponse
+from .builtin import url_citation
 from .chat_stream import openai_error_status
 from .client import openai_error_facts
 
@@ -42,7 +45,16 @@ class ResponsesStreamDecoder:
     """One round of Responses events -> deltas, then the final `response` object."""
 
     end_marker: str | None = None
-    __slots__ = ("_calls", "_final", "_items", "_parse", "_prompt", "_secrets")
+    __slots__ = (
+        "_calls",
+        "_final",
+        "_items",
+        "_parse",
+        "_part_starts",
+        "_prompt",
+        "_secrets",
+        "_text_length",
+    )
 
     def __init__(self, prompt_name: str, secrets: tuple[str, ...], parse: Parse) -> None:
         self._prompt = prompt_name
@@ -51,6 +63,10 @@ class ResponsesStreamDecoder:
         self._calls = ToolCalls()
         self._items: dict[int, dict[str, Any]] = {}  # finished output items by index
         self._final: dict[str, Any] | None = None
+        # Where each output_text part starts in the whole answer, so an annotation's span
+        # (given within its part) is placed as the non-streamed answer places it.
+        self._text_length = 0
+        self._part_starts: dict[tuple[Any, Any], int] = {}
 
     @property
     def usage_reported(self) -> bool:
@@ -65,7 +81,20 @@ class ResponsesStreamDecoder:
             if not isinstance(delta, str):
                 raise MalformedResponse("response.output_text.delta has no delta")
             if delta:
+                self._text_length += len(delta)
                 out.append(TextDelta(delta))
+        elif kind == "response.content_part.added":
+            where = (payload.get("item_id"), payload.get("content_index"))
+            self._part_starts[where] = self._text_length
+        elif kind == "response.output_text.annotation.added":
+            annotation = payload.get("annotation")
+            if not isinstance(annotation, dict):
+                raise MalformedResponse(f"{kind} has no annotation")
+            where = (payload.get("item_id"), payload.get("content_index"))
+            start = self._part_starts.get(where, 0)
+            citation = url_citation(cast(dict[str, Any], annotation), start)
+            if citation is not None:
+                out.append(CitationDelta(citation))
         elif kind in _THINKING:
             delta = payload.get("delta")
             if not isinstance(delta, str):
