@@ -5,8 +5,6 @@ goes to Redis at once and what waits, and a mirror that answers may reach out of
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable
 from typing import Any, cast
 
 from wink.core.throttling.pace_store import MemoryStore, PaceChange, PaceState
@@ -25,7 +23,7 @@ class SlowRedis:
         self.sent: list[list[str]] = []
         self._gates: list[asyncio.Event] = []
 
-    async def _run(self, key: str, args: list[str]) -> tuple[PaceState, float] | None:
+    async def _run(self, key: str, args: list[str]) -> PaceState | None:
         _, _, _, hold, factor, floor, action, most, mark, lead = args
         self.store.apply_now(PaceChange(float(hold), float(factor), float(floor)))
         if action == "book":
@@ -37,12 +35,10 @@ class SlowRedis:
         self.sent.append(args)
         gate = asyncio.Event()
         self._gates.append(gate)
-        sent = time.monotonic()
         await gate.wait()
-        reply = PaceState(
+        return PaceState(
             state.wait, state.mark, state.interval, state.held_for, shared=True, go=state.go
         )
-        return reply, time.monotonic() - sent
 
     def answer(self, number: int) -> None:
         self._gates[number].set()
@@ -107,47 +103,3 @@ async def test_the_lead_is_the_measured_round_trip_and_goes_with_each_step() -> 
     assert redis.sent[1][9] == repr(store.lead)
     redis.answer(1)
     await booked
-
-
-async def answered(redis: SlowRedis, step: Awaitable[PaceState], trip: float) -> PaceState:
-    """`step`, every Redis call it makes answered `trip` seconds after it was sent."""
-    task = asyncio.ensure_future(step)
-    done = len(redis.sent)
-    while not task.done():
-        await settle()
-        if len(redis.sent) > done:
-            await asyncio.sleep(trip)
-            redis.answer(done)
-            done += 1
-    return await task
-
-
-async def test_a_wait_counts_from_the_reply_not_from_redis() -> None:
-    # Redis counts a wait from its own now, half a round trip before its reply arrives:
-    # a caller who may go sleeps that much less (it sends at its slot); one who must
-    # ask again, a whole round trip less (its next step reaches Redis as the slot is due)
-    redis = SlowRedis()
-    store = RedisStore(cast(RedisLimiter, cast(Any, redis)), "key", lead=0.3)
-    redis.store.apply_now(PaceChange(floor=0.25))
-    assert (await answered(redis, store.book(10.0), 0.0)).wait == 0.0  # the first: now
-    given = await answered(redis, store.book(10.0), 0.02)  # in 0.25 s: within the lead
-    assert given.go
-    assert given.wait is not None
-    assert given.wait <= 0.25 - 0.01
-    slow = RedisStore(cast(RedisLimiter, cast(Any, redis)), "key", lead=0.0)
-    asked = await answered(redis, slow.book(10.0), 0.02)  # in 0.5 s, beyond its lead
-    assert not asked.go
-    assert asked.wait is not None
-    assert asked.wait <= 0.5 - 0.02
-
-
-async def test_a_hold_sent_to_redis_is_shortened_by_its_way_there() -> None:
-    redis = SlowRedis()
-    store = store_on(redis)
-    await answered(redis, store.apply(PaceChange(floor=0.25, urgent=True)), 0.02)
-    assert store.lead > 0.0  # a round trip measured
-    await store.apply(PaceChange(hold=0.5))  # the next refill after a success: not urgent
-    sent = len(redis.sent)
-    await answered(redis, store.book(10.0), 0.0)  # the next step carries it
-    # Redis starts it when the step arrives, half a round trip after it was sent
-    assert float(redis.sent[sent][3]) <= 0.5 - store.lead / 2
