@@ -3,7 +3,9 @@
 The emulator sends no rate-limit headers (a 429 says only `retry-after`), so pacing can
 learn only from 429s. Every process is a child (`python -m benchmarks.fleet worker ...`);
 the fleet's children start together on a line from the parent, and its wall time runs
-from the first one's start to the last one's end (one monotonic clock on Linux).
+from the first one's start to the last one's end (one monotonic clock on Linux). Each child
+has made one request on another model before (`load.warm_process`): the run measures a cold
+pace, not a process's first call.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from wink.testing.redis_server import RedisServer
 
 from ._common import PYTHON, Row, emulator, interleave, row, run_json
+from .load import warm_process
 
 MODEL = "openai:gpt-4.1"
 
@@ -45,6 +49,7 @@ async def _worker(base_url: str, redis_url: str, namespace: str, count: int, con
         limiter = RedisLimiter(redis_url, namespace=namespace)
         await limiter.check()  # connect before the start, as a running process has
     policy = RetryPolicy(max_attempts=100, initial_delay=0.01, max_delay=1.0)
+    await warm_process(base_url, policy, limiter)  # past its first call, as a running process
     gate = asyncio.Semaphore(conc)
     ok = failed = 0
     # entered before the start: its SDK client is built, as a running process has it
@@ -113,8 +118,15 @@ def main() -> None:
 
 
 def _fleet_run(
-    base_url: str, redis_url: str, processes: int, each: int, conc: int
+    base_url: str,
+    redis_url: str,
+    processes: int,
+    each: int,
+    conc: int,
+    reset: Callable[[], None],
 ) -> dict[str, Any]:
+    """One fleet run; `reset` refills the emulator's bucket and zeroes its counts once
+    every child is ready (their warm-up requests are not the run's)."""
     namespace = f"bench-{uuid.uuid4().hex[:8]}"  # nothing learned by an earlier run
     command = [PYTHON, "-m", "benchmarks.fleet", "worker", base_url, redis_url, namespace]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -134,6 +146,8 @@ def _fleet_run(
             line = child.stdout.readline().strip()
             if line != "ready":
                 raise RuntimeError(f"a fleet worker did not start: {line!r}")
+        reset()
+        time.sleep(0.05)  # the bucket refills
         for child in children:
             assert child.stdin is not None
             child.stdin.write("go\n")
@@ -170,9 +184,8 @@ def fleet(
                 args = ["-m", "benchmarks.load", "throttled", "wink-cold", base_url]
                 outcome: dict[str, Any] = run_json([*args, str(requests), str(concurrency)])
             else:
-                server.reset()
                 url = redis.url if name == "redis" else "-"
-                outcome = _fleet_run(base_url, url, processes, each, concurrency)
+                outcome = _fleet_run(base_url, url, processes, each, concurrency, server.reset)
             outcome["throttled"] = float(server.stats()["throttled"])  # type: ignore[arg-type]
             runs[name].append(outcome)
             return outcome["wall"]

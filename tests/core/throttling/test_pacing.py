@@ -340,12 +340,28 @@ def test_a_long_retry_after_spaces_requests_at_most_a_second_apart() -> None:
 
 def test_a_paced_429_backs_off_once_per_round() -> None:
     learner = PaceLearner()
-    early, late = Permit(1.0), Permit(1.0)  # both in flight when the first 429 comes
+    # both sent at 10 ms, in flight when the first 429 comes
+    early, late = Permit(1.0, paced=True, interval=0.01), Permit(1.0, paced=True, interval=0.01)
     assert effect(learner.throttled(early, 0.002, 1.01, 0.01)) == (0.002, BACKOFF, 0.0)
     # sent before that backoff: it says nothing of the new interval
     assert effect(learner.throttled(late, 0.002, 1.012, 0.011)) == (0.002, 1.0, 0.0)
-    after = Permit(1.02)
+    after = Permit(1.02, paced=True, interval=0.011)
     assert learner.throttled(after, 0.002, 1.03, 0.011).factor == BACKOFF
+
+
+def test_a_429_sent_before_another_process_backed_off_is_already_counted() -> None:
+    # a fleet: two processes' learners, one store. Both sent a request at 10 ms; the
+    # first 429 reaches process A, which slows the shared pace to 11 ms; then process
+    # B's 429 comes: the same round, already counted (it went before the backoff)
+    first, second = PaceLearner(), PaceLearner()
+    sent = Permit(1.0, paced=True, interval=0.01)
+    assert first.throttled(sent, 0.002, 1.01, 0.01).factor == BACKOFF
+    assert effect(second.throttled(sent, 0.002, 1.011, 0.011)) == (0.002, 1.0, 0.0)
+    # a request B sent at the new pace backs off again; so does one sent while probes
+    # had shortened the pace (no backoff came between)
+    assert second.throttled(Permit(1.02, True, None, 0.011), 0.002, 1.03, 0.011).factor == BACKOFF
+    probed = Permit(1.1, True, None, 0.0121)
+    assert first.throttled(probed, 0.002, 1.11, 0.0120).factor == BACKOFF
 
 
 def test_a_429_that_does_not_say_how_long_slows_the_pace_only_when_frequent() -> None:

@@ -54,11 +54,14 @@ class Permit:
     """One request let go by a pacer; hand it back with its answer (`on_response`,
     `on_throttle`). `at`: when it went, on the pacer's clock; `paced`: the pace spaced
     it (its answer says whether the interval holds); `ticket`: its place in the cold
-    start's window."""
+    start's window; `interval`: the pace it went at, as the store said (a 429 of a
+    request sent before the pace was slowed, here or by another process sharing the
+    store, is already counted)."""
 
     at: float
     paced: bool = False
     ticket: int | None = None
+    interval: float = 0.0
 
 
 class PaceLearner:
@@ -136,8 +139,8 @@ class PaceLearner:
                 return hold
             self._backed_off_at = now
             return PaceChange(hold=wait, floor=start, urgent=True)
-        if permit.at <= self._backed_off_at:
-            return hold  # sent before the last backoff: already counted
+        if permit.at <= self._backed_off_at or interval > permit.interval:
+            return hold  # sent before the last backoff (anyone's): already counted
         self._backed_off_at = now
         return PaceChange(hold=wait, factor=BACKOFF, urgent=True)
 
@@ -276,7 +279,7 @@ class RequestPacer:
             return None
         if state.wait > 0.0:  # the slot is this request's: no need to ask again
             await self._sleep(state.wait)
-        return Permit(self._clock(), paced, ticket)
+        return Permit(self._clock(), paced, ticket, state.interval)
 
     async def on_response(self, permit: Permit, info: RateLimitInfo | None) -> None:
         """The request of `permit` was answered: learn from it (and its rate headers)."""
