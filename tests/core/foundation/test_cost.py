@@ -316,6 +316,7 @@ def test_each_request_span_carries_its_cost() -> None:
 
 HOSTED = [
     ("azure:gpt-4.1", "azure", "gpt-4.1"),
+    ("azure-responses:gpt-4.1", "azure", "gpt-4.1"),
     ("deepseek:deepseek-chat", "deepseek", "deepseek-chat"),
     ("groq:llama-3.3-70b-versatile", "groq", "llama-3.3-70b-versatile"),
     ("mistral:mistral-large-latest", "mistral", "mistral-large-latest"),
@@ -334,7 +335,7 @@ def test_a_host_prices_under_its_own_genai_prices_id(
     with ProviderEmulator(script) as emu:
         where = (
             {"endpoint": emu.url}
-            if spec.startswith("azure:")
+            if spec.startswith(("azure:", "azure-responses:"))
             else {"base_url": emu.base_url("openai")}
         )
         with create_adapter(spec, api_key="k", **where) as adapter:  # type: ignore[call-overload]
