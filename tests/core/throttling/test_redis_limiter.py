@@ -170,15 +170,20 @@ async def test_two_processes_never_take_the_same_slot(redis_server: RedisServer)
         RedisStore(RedisLimiter(redis_server.url, namespace="slots"), f"slots:{KEY}")
         for _ in range(2)
     )
-    await one.apply(PaceChange(floor=0.02, urgent=True))  # the fleet now spaces by 20 ms
+    # The fleet now spaces by 2 s. Booking only answers (nothing sleeps), so the interval
+    # costs no time; it is long so that all 20 bookings reach Redis before the second slot
+    # is due, even on a loaded machine. (At 20 ms, a booking that arrived after its slot
+    # had passed went at once, rightly, and the count came out one short.)
+    await one.apply(PaceChange(floor=2.0, urgent=True))
     bookings = await asyncio.gather(*(store.book(60.0) for store in (one, two) for _ in range(10)))
     # a slot is `mark` on Redis's clock (nothing held, nothing shifted): 20 distinct
     # slots, one interval apart, whichever process booked them
+    assert sum(not booking.wait for booking in bookings) == 1  # the first went at once
     slots = sorted(booking.mark for booking in bookings if booking.wait)
-    assert len(slots) == 19  # the first went at once
+    assert len(slots) == 19
     gaps = [later - earlier for earlier, later in itertools.pairwise(slots)]
-    assert min(gaps) == pytest.approx(0.02)
-    assert max(gaps) == pytest.approx(0.02)
+    assert min(gaps) == pytest.approx(2.0)
+    assert max(gaps) == pytest.approx(2.0)
 
 
 async def test_redis_down_at_start_paces_in_process_and_warns_once(
