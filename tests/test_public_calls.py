@@ -113,16 +113,21 @@ def prompt() -> wink.Prompt[None]:
     return wink.Prompt(name="hello", sections=[section()])
 
 
+# this process's own folder (removed at exit): tests running in parallel processes
+# (pytest-xdist) must never write a file another one is reading
+FILES = tempfile.TemporaryDirectory(prefix="wink-public-calls-")
+
+
 def script_file() -> str:
     """A valid script file for `load_script` (one, reused)."""
-    path = Path(tempfile.gettempdir()) / "wink-public-calls-script.json"
+    path = Path(FILES.name) / "script.json"
     path.write_text('{"script": [{"text": "hi"}]}', encoding="utf-8")
     return str(path)
 
 
 def media_file() -> str:
     """A valid WAV file for `Audio.from_path` (one, reused)."""
-    path = Path(tempfile.gettempdir()) / "wink-public-calls-audio.wav"
+    path = Path(FILES.name) / "audio.wav"
     path.write_bytes(wav())
     return str(path)
 
