@@ -4,26 +4,30 @@ from __future__ import annotations
 
 import getpass
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 
 import pytest
 
-from wink.testing import ProviderEmulator, Turn
+# Where bytecode may not be written next to the sources (PYTHONDONTWRITEBYTECODE, python -B),
+# every pytest process would compile wink and rewrite the asserts of every test module (and
+# of wink's: it is a pytest plugin) again, about 20 s of CPU, and each Python child a test
+# starts (`python -m wink`, a fleet's workers, MCP servers) would compile wink again. They
+# keep it in a cache under the temp folder instead, shared by every run and every worker,
+# never in the tree. Before wink is imported, so that it is cached too.
+if sys.dont_write_bytecode:
+    CACHE = os.path.join(tempfile.gettempdir(), f"wink-pycache-{getpass.getuser()}")
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = sys.pycache_prefix or CACHE
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", sys.pycache_prefix)
+
+from wink.testing import ProviderEmulator, Turn  # after the cache is set
 
 # Bedrock needs a region for its URL and its signatures; a test that is about the region
 # unsets it. Set here, not per test: subprocesses the tests start inherit it too.
 os.environ.setdefault("AWS_REGION", "us-east-1")
-
-# Many tests start Python children (`python -m wink`, a fleet's workers, MCP servers), and
-# each imports wink afresh. Where PYTHONDONTWRITEBYTECODE keeps bytecode out of the tree,
-# each child would compile wink from source again (about half a second of CPU): they keep
-# it in a cache under the temp folder instead, shared by every run, never in the tree.
-if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
-    os.environ.setdefault(
-        "PYTHONPYCACHEPREFIX",
-        os.path.join(tempfile.gettempdir(), f"wink-pycache-{getpass.getuser()}"),
-    )
 
 
 @pytest.fixture
