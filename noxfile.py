@@ -21,7 +21,8 @@ PYTHON = "3.11"
 def tests(session: nox.Session) -> None:
     session.install("-e", ".[all,dev]")
     _install_redis_server(session)
-    session.run("pytest", "-m", "slow or not slow", *session.posargs)  # everything, the slow too
+    # everything, the slow too, on every core (`-n auto` in pyproject's addopts)
+    session.run("pytest", "-m", "slow or not slow", *session.posargs)
 
 
 def _install_redis_server(session: nox.Session) -> None:
