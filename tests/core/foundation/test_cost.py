@@ -322,6 +322,7 @@ HOSTED = [
     ("groq:llama-3.3-70b-versatile", "groq", "llama-3.3-70b-versatile"),
     ("mistral:mistral-large-latest", "mistral", "mistral-large-latest"),
     ("xai:grok-4", "x-ai", "grok-4"),
+    ("openrouter:openai/gpt-4.1", "openrouter", "openai/gpt-4.1"),
 ]
 
 
