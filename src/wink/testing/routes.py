@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from .faults import Fault
 from .formats import as_object
-from .hosts import HOSTS, HostRoute
+from .hosts import HOSTS, EmulatedHost, HostRoute
 from .parts import refusal
 from .records import Provider
 from .server import RawRequest
@@ -26,7 +26,7 @@ _EMULATED_HOSTS = (*HOSTS, VertexAI())  # Vertex's module builds on hosts.py
 class Route:
     """Where a request goes: its wire (None if unknown), model, and a 4xx reason if any."""
 
-    __slots__ = ("model", "not_found", "problem", "provider", "rejection", "stream")
+    __slots__ = ("host", "model", "not_found", "problem", "provider", "rejection", "stream")
 
     def __init__(self, raw: RawRequest, body: Any, ledger: ReasoningLedger) -> None:
         self.provider: Provider | None = None
@@ -34,6 +34,7 @@ class Route:
         self.problem: str | None = None
         self.rejection: Fault | None = None
         self.stream = False
+        self.host: EmulatedHost | None = None  # the host whose path it came on, if any
         self.not_found = raw.method != "POST"
         own = _own(raw)
         hosted = _hosted(raw) if own is None else None
@@ -42,6 +43,7 @@ class Route:
             self.not_found = True
             return
         self.provider = route.wire
+        self.host = route.host
         self.not_found = self.not_found or route.not_found
         self.problem = route.problem
         fields = as_object(body)

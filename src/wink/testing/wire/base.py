@@ -10,7 +10,7 @@ from ..caching import CachePrefix
 from ..faults import Fault
 from ..formats import IdSource, seconds_text
 from ..history import HistoryEntry
-from ..hosts import HostRoute
+from ..hosts import EmulatedHost, HostRoute
 from ..parts import FoundPart
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
@@ -41,6 +41,7 @@ class WireContext:
     rate: RateSnapshot | None = None
     google_call_ids: bool = False
     ledger: ReasoningLedger | None = None  # what a follow-up must carry back
+    host: EmulatedHost | None = None  # the host whose path it came on (None: the wire's own)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from ..server import RawRequest
 from ..thinking import ReasoningLedger
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
-from .openai_stream import chat_stream, chat_stream_error
+from .openai_stream import chat_stream, chat_stream_error, shown_thoughts
 from .sse import SseFraming
 
 __all__ = ["OpenAIChatWire", "OpenAIWireBase"]
@@ -229,6 +229,8 @@ class OpenAIChatWire(OpenAIWireBase):
         return chat_stream_error(fault)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
+        """The completion; its message carries the turn's thinking only on a host that
+        shows it (`EmulatedHost.reasoning`: DeepSeek's, OpenRouter's field)."""
         refused = turn.finish == "refusal"
         message: dict[str, Any] = {
             "role": "assistant",
@@ -236,6 +238,8 @@ class OpenAIChatWire(OpenAIWireBase):
             "refusal": turn.content if refused else None,
             "annotations": [],
         }
+        if ctx.host is not None:  # a compatible host shows the thinking OpenAI keeps
+            message.update(ctx.host.reasoning(shown_thoughts(turn)))
         if turn.calls:
             message["tool_calls"] = [
                 {
