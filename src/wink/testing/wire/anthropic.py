@@ -17,9 +17,11 @@ from ..records import Provider, ToolResultView
 from ..server import RawRequest
 from ..thinking import ReasoningLedger, intact, opens, seal
 from ..turns import Turn
+from .anthropic_batch import ANTHROPIC_BATCHES
 from .anthropic_citations import answer_citations, citations_problem
 from .anthropic_stream import anthropic_stream, anthropic_stream_error
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
+from .batch import EmulatedBatchApi
 from .sse import SseFraming
 
 __all__ = ["AnthropicWire"]
@@ -75,6 +77,7 @@ class AnthropicWire(SseFraming):
         }
 
     base_path = ""
+    batches: EmulatedBatchApi | None = ANTHROPIC_BATCHES
 
     def own_route(self, raw: RawRequest) -> HostRoute | None:
         return HostRoute(self.provider) if raw.path == "/v1/messages" else None

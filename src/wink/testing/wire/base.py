@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..caching import CachePrefix
 from ..faults import Fault
@@ -17,6 +17,9 @@ from ..records import Provider, ToolResultView
 from ..server import RawRequest
 from ..thinking import ReasoningLedger
 from ..turns import Turn
+
+if TYPE_CHECKING:
+    from .batch import EmulatedBatchApi
 
 __all__ = [
     "Headers",
@@ -59,6 +62,8 @@ class WireFormat(Protocol):
     provider: Provider
 
     base_path: str  # what follows the emulator's URL in the SDK's `base_url`
+
+    batches: EmulatedBatchApi | None  # the provider's batch API (`<wire>_batch.py`), if any
 
     def own_route(self, raw: RawRequest) -> HostRoute | None:
         """The route of a request on the provider's own path for this wire, else None."""

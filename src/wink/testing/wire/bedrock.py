@@ -29,6 +29,7 @@ from ..server import RawRequest
 from ..thinking import ReasoningLedger, intact, opens, seal
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
+from .batch import EmulatedBatchApi
 from .bedrock_stream import bedrock_stream, corrupt_frame, stream_error
 
 __all__ = ["AwsCredentials", "BedrockAuth", "BedrockWire"]
@@ -72,6 +73,7 @@ class BedrockWire:
         return {"content-type": "application/json", "x-amzn-requestid": str(uuid.uuid4())}
 
     base_path = ""
+    batches: EmulatedBatchApi | None = None  # Bedrock's batch inference is not emulated
 
     def own_route(self, raw: RawRequest) -> HostRoute | None:
         match = CONVERSE_ROUTE.match(raw.path)

@@ -17,6 +17,8 @@ from ..server import RawRequest
 from ..thinking import ReasoningLedger
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
+from .batch import EmulatedBatchApi
+from .openai_batch import OPENAI_BATCHES
 from .openai_stream import chat_stream, chat_stream_error, shown_thoughts
 from .sse import SseFraming
 
@@ -59,6 +61,7 @@ class OpenAIWireBase(SseFraming):
 
     base_path = "/v1"
     path = "/v1/chat/completions"  # the wire's own path
+    batches: EmulatedBatchApi | None = OPENAI_BATCHES  # both OpenAI wires' batch API
 
     def own_route(self, raw: RawRequest) -> HostRoute | None:
         return HostRoute(self.provider) if raw.path == self.path else None
