@@ -66,10 +66,11 @@ def chat_stream(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) -
         }
     ).split(b'"\\u0000"')
     events = [chunk({"role": "assistant", "content": "", "refusal": None})]
-    if ctx.host is not None:  # a compatible host streams the thinking before the answer
+    host = ctx.host
+    if host is not None and host.reasoning_field is not None:  # thinking before the answer
         for index, thought in enumerate(shown_thoughts(turn)):
             events.extend(
-                chunk(ctx.host.reasoning_delta(piece, index)) for piece in split(thought, size)
+                chunk(host.reasoning_delta(piece, index)) for piece in split(thought, size)
             )
     if message.get("refusal"):
         events.extend(chunk({"refusal": piece}) for piece in split(message["refusal"], size))
