@@ -26,7 +26,9 @@ from wink.testing import (
     EmulatedSearch,
     EmulatorInternalError,
     ProviderEmulator,
+    ScriptFileError,
     Turn,
+    parse_script,
 )
 
 RECORDED = Path(__file__).parents[2] / "conformance" / "streams" / "anthropic"
@@ -328,3 +330,27 @@ def test_the_adapter_sends_the_flags_the_emulator_asks_for() -> None:
         assert emulator.requests[0].headers["anthropic-beta"] == (
             "web-fetch-2025-09-10,code-execution-2025-08-25"
         )
+
+
+def test_a_script_file_scripts_a_page_read() -> None:
+    page = {"fetch": "https://peps.python.org/pep-0779/", "title": "PEP 779", "text": "Criteria."}
+    (turn,) = parse_script({"script": [{"text": "Read.", "ran": [page]}]}).items
+    assert turn == Turn.text(
+        "Read.", ran=[EmulatedFetch("https://peps.python.org/pep-0779/", "PEP 779", "Criteria.")]
+    )
+    with pytest.raises(ScriptFileError) as caught:
+        parse_script({"script": [{"text": "Read.", "ran": [{**page, "html": "<p>"}]}]})
+    assert caught.value.entry == "script[0].ran[0]"
+
+
+def test_the_responses_wire_has_no_page_read() -> None:
+    read = Turn.text("Read.", ran=[EmulatedFetch("https://peps.python.org/pep-0779/")])
+    with (
+        pytest.raises(EmulatorInternalError, match="the Responses API has no such tool"),
+        ProviderEmulator([read]) as emulator,
+        create_adapter(
+            "openai-responses:gpt-5", base_url=emulator.base_url("openai-responses"), api_key="sk"
+        ) as adapter,
+        pytest.raises(wink.WinkError),
+    ):
+        adapter.evaluate("Read it", builtin_tools=[WebSearch()])
