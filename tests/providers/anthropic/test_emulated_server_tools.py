@@ -295,6 +295,15 @@ def test_a_tool_the_request_does_not_offer_fails_the_test() -> None:
         adapter.evaluate("When?", builtin_tools=[WebSearch()])
 
 
+def _vertex_claude(emulator: ProviderEmulator, key_file: Path) -> Any:
+    return create_adapter(
+        "vertex-anthropic:claude-sonnet-4-5@20250929",
+        base_url=emulator.url,
+        credentials=key_file,
+        location="us-east5",
+    )
+
+
 @pytest.mark.parametrize("streamed", [False, True])
 def test_vertex_claude_searches_too(tmp_path: Path, streamed: bool) -> None:
     with service_account(tmp_path, project="my-project") as (key_file, _):
@@ -305,12 +314,7 @@ def test_vertex_claude_searches_too(tmp_path: Path, streamed: bool) -> None:
         )
         with (
             ProviderEmulator([searched]) as emulator,
-            create_adapter(
-                "vertex-anthropic:claude-sonnet-4-5@20250929",
-                base_url=emulator.url,
-                credentials=key_file,
-                location="us-east5",
-            ) as adapter,
+            _vertex_claude(emulator, key_file) as adapter,
         ):
             response = _evaluated(adapter, streamed, "When?", builtin_tools=[WebSearch()])
     (call,) = response.transcript[-1].builtin_calls
@@ -354,3 +358,19 @@ def test_the_responses_wire_has_no_page_read() -> None:
         pytest.raises(wink.WinkError),
     ):
         adapter.evaluate("Read it", builtin_tools=[WebSearch()])
+
+
+@pytest.mark.parametrize("tool", [CodeExecution(), UrlContext()])
+def test_vertex_claude_refuses_code_runs_and_page_reads_before_sending(
+    tmp_path: Path, tool: CodeExecution | UrlContext
+) -> None:
+    with (
+        service_account(tmp_path, project="my-project") as (key_file, _),
+        ProviderEmulator([Turn.text("unused")]) as emulator,
+        _vertex_claude(emulator, key_file) as adapter,
+    ):
+        with pytest.raises(wink.UnsupportedFeatureError) as caught:
+            adapter.evaluate("Run it", builtin_tools=[WebSearch(), tool])
+        assert emulator.requests == []
+    assert caught.value.provider == "Claude on Vertex AI"
+    assert caught.value.feature == tool.kind
