@@ -18,6 +18,7 @@ import pytest
 
 import wink
 from tests.helpers.google_auth import service_account
+from tests.helpers.wire import load_recording
 from wink import CodeExecution, UrlContext, WebSearch, create_adapter
 from wink.testing import (
     EmulatedCitation,
@@ -149,6 +150,10 @@ def test_the_blocks_are_the_recorded_shapes() -> None:
     assert _shape(result) == _shape(coded["bash_code_execution_tool_result"])
     cited = next(block for block in blocks if block.get("citations"))
     assert set(cited["citations"][0]) == set(searched["citation"])
+    documented = load_recording("anthropic_docs/web_search_answer.json")["response"]["body"]
+    for block in documented["content"]:
+        if block["type"] != "text":  # the cited text block's keys are checked above
+            assert _shape(by_type[block["type"]]) == _shape(block), block["type"]
     assert answer.usage.server_tool_use is not None
     assert answer.usage.server_tool_use.web_search_requests == 1
 
