@@ -16,6 +16,7 @@ from .server import RawRequest
 from .thinking import ReasoningLedger
 from .vertex import VertexAI
 from .wire import WIRES, wire_for
+from .wire.anthropic import AnthropicWire
 from .wire.bedrock import BedrockWire
 
 __all__ = ["Route", "parse_body"]
@@ -61,6 +62,8 @@ class Route:
             self.problem = wire.validate(fields)
             if self.problem is None and isinstance(wire, BedrockWire):
                 self.problem = wire.check_model(self.model, fields)
+            if self.problem is None and isinstance(wire, AnthropicWire):
+                self.problem = wire.check_headers(raw.headers, fields)
             if self.problem is None:
                 # a part the API cannot read is refused as it parses the body, before it
                 # looks at the conversation
