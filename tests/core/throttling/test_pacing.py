@@ -381,16 +381,35 @@ def test_only_paced_successes_without_headers_probe() -> None:
     assert learner.answered(Permit(0.0, paced=True), None, 0.0, 0.01).empty  # ...they rule
 
 
-def test_a_slow_answer_holds_the_next_request_one_refill_after_a_late_arrival() -> None:
+def test_a_slow_answer_holds_the_next_request_by_half_its_delay() -> None:
     # the provider's refill clock starts when a request arrives; an answer 3 ms slower
-    # than the fastest may have arrived 3 ms late, so the next one goes 10 ms after that
+    # than the fastest arrived up to 3 ms late: half of it is taken as the way there
+    # (all of it would add the jitter to every slot), so the next one goes 10 ms after
+    # that; on a steady network (every answer as fast as the fastest) nothing is added
     learner = PaceLearner()
     fast = learner.answered(Permit(1.0, paced=True), None, 1.002, 0.01)
     assert fast.hold == pytest.approx(0.008)  # 10 ms after it went (2 ms ago)
     slow = learner.answered(Permit(2.0, paced=True), None, 2.005, 0.01)
-    assert slow.hold == pytest.approx(0.008, abs=1e-4)  # 10 ms after it arrived, 3 ms late
+    assert slow.hold == pytest.approx(0.0065, abs=1e-4)  # after it arrived, 1.5 ms late
     empty = RateLimitInfo(limit_requests=1, remaining_requests=0, reset_requests=0.01)
     assert learner.answered(Permit(3.0), empty, 3.002, 0.01).hold == pytest.approx(0.008)
+    slow_empty = learner.answered(Permit(4.0), empty, 4.006, 0.01)
+    assert slow_empty.hold == pytest.approx(0.006, abs=1e-4)  # 4 ms slower: 2 ms late
+
+
+async def test_a_slow_answer_moves_the_next_slot_by_half_its_delay() -> None:
+    # the schedule itself: 10 ms apart after answers as fast as the fastest (2 ms), and
+    # the slot after a 4 ms answer 1 ms later, not 2 ms
+    pacer, clock = fake_pacer()
+    releases: list[float] = []
+    for trip in (0.002, 0.002, 0.004, 0.002):
+        permit = await pacer.acquire()
+        assert permit is not None
+        releases.append(clock.now)
+        clock.now += trip
+        await pacer.on_response(permit, BUCKET_EMPTY)
+    gaps = [later - earlier for earlier, later in itertools.pairwise(releases)]
+    assert gaps == pytest.approx([0.01, 0.01, 0.011], abs=1e-5)
 
 
 def test_the_learner_says_what_it_knows() -> None:

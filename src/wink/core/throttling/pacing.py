@@ -164,16 +164,14 @@ class PaceLearner:
             self.fastest += (round_trip - self.fastest) * RTT_DRIFT
         if info is not None and info.remaining_requests is not None:
             self.headers = True
-            return self._from_headers(info, permit, now, interval)
+            return self._from_headers(info, round_trip, interval)
         if self.headers or not permit.paced or interval == 0.0:
             return PaceChange()
         if interval * (1.0 - PROBE) < SHORTEST_INTERVAL:
             return STOP
-        return PaceChange(hold=self._next_refill(interval), factor=1.0 - PROBE)
+        return PaceChange(hold=self._next_refill(interval, round_trip), factor=1.0 - PROBE)
 
-    def _from_headers(
-        self, info: RateLimitInfo, permit: Permit, now: float, interval: float
-    ) -> PaceChange:
+    def _from_headers(self, info: RateLimitInfo, round_trip: float, interval: float) -> PaceChange:
         limit, remaining = info.limit_requests, info.remaining_requests or 0
         if remaining > max(1.0, (limit or 0) * LOW):
             plenty = limit is not None and remaining >= max(2.0, limit * PLENTY)
@@ -182,19 +180,23 @@ class PaceLearner:
         if reset is None or not math.isfinite(reset) or reset < 0:
             return PaceChange()
         if info.reset_is_time:  # a clock time read on arrival: short by the trip back
-            reset += max(0.0, now - permit.at) / 2
+            reset += round_trip / 2
         deficit = max(1, limit - remaining) if limit is not None else 1
         sample = min(reset / deficit, LONGEST_INTERVAL)
         if max(interval * SETTLE, sample) < SHORTEST_INTERVAL:
             return STOP if interval > 0.0 else PaceChange()
-        hold = self._next_refill(sample) if remaining <= 0 else 0.0
+        hold = self._next_refill(sample, round_trip) if remaining <= 0 else 0.0
         return PaceChange(hold=hold, factor=SETTLE, floor=sample, urgent=interval == 0.0)
 
-    def _next_refill(self, interval: float) -> float:
-        """The hold until the next refill, after a request that took the last token:
-        one interval after it arrived, taking the answer's round trip beyond the fastest
-        as spent on the way there (counted from now, the answer's arrival)."""
-        return max(0.0, interval - self.fastest)
+    def _next_refill(self, interval: float, round_trip: float) -> float:
+        """The hold until the next refill, after a request that took the last token,
+        counted from now (the answer's arrival, `round_trip` after the request went).
+        The token went when the request reached the provider: at the earliest half the
+        fastest round trip after it went, at the latest half of it before its answer
+        came. Half of this answer's delay beyond the fastest is taken as spent on the way
+        there: the margin follows the jitter observed (none on a steady network), where
+        taking all of it would add it to every slot."""
+        return max(0.0, interval - (self.fastest + round_trip) / 2)
 
 
 class RequestPacer:
