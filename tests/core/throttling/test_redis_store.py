@@ -11,7 +11,7 @@ from typing import Any, cast
 import pytest
 
 from tests.helpers.throttling import FakeClock
-from wink.core.throttling.pace_store import MemoryStore, PaceChange, PaceState
+from wink.core.throttling.pace_store import HALF_TICK, MemoryStore, PaceChange, PaceState
 from wink.core.throttling.redis import RedisLimiter, RedisStore
 
 
@@ -98,13 +98,13 @@ async def test_urgent_changes_go_at_once_and_probes_with_the_next_step() -> None
 async def test_the_lead_is_the_measured_round_trip_and_goes_with_each_step() -> None:
     redis = SlowRedis()
     store = store_on(redis)
-    assert store.lead == 0.0  # nothing measured: every slot is asked for again
+    assert store.lead == HALF_TICK  # nothing measured: half a timer tick, as in-process
     redis.trip = 0.02  # Redis takes its time answering
     started = asyncio.create_task(store.apply(PaceChange(floor=0.25, urgent=True)))
     await settle()
     redis.answer(0)
     await started
-    assert redis.sent[0][9] == "0.0"
+    assert redis.sent[0][9] == repr(HALF_TICK)
     assert store.lead == pytest.approx(0.02 / 8)  # the mean moves 1/8 of the way
     for _ in range(20):
         await answered(redis, store.apply(PaceChange(hold=0.1, urgent=True)))

@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from ..foundation.messages import RateLimitInfo
 from .cold_start import ColdStart
-from .pace_store import MemoryStore, PaceChange, PaceState, PaceStore
+from .pace_store import HALF_TICK, MemoryStore, PaceChange, PaceState, PaceStore
 from .retry import HasRemaining
 
 __all__ = ["PaceLearner", "Permit", "RequestPacer", "as_seconds"]
@@ -164,14 +164,16 @@ class PaceLearner:
             self.fastest += (round_trip - self.fastest) * RTT_DRIFT
         if info is not None and info.remaining_requests is not None:
             self.headers = True
-            return self._from_headers(info, round_trip, interval)
+            return self._from_headers(info, permit, now, interval)
         if self.headers or not permit.paced or interval == 0.0:
             return PaceChange()
         if interval * (1.0 - PROBE) < SHORTEST_INTERVAL:
             return STOP
-        return PaceChange(hold=self._next_refill(interval, round_trip), factor=1.0 - PROBE)
+        return PaceChange(hold=self._next_refill(interval), factor=1.0 - PROBE)
 
-    def _from_headers(self, info: RateLimitInfo, round_trip: float, interval: float) -> PaceChange:
+    def _from_headers(
+        self, info: RateLimitInfo, permit: Permit, now: float, interval: float
+    ) -> PaceChange:
         limit, remaining = info.limit_requests, info.remaining_requests or 0
         if remaining > max(1.0, (limit or 0) * LOW):
             plenty = limit is not None and remaining >= max(2.0, limit * PLENTY)
@@ -180,23 +182,19 @@ class PaceLearner:
         if reset is None or not math.isfinite(reset) or reset < 0:
             return PaceChange()
         if info.reset_is_time:  # a clock time read on arrival: short by the trip back
-            reset += round_trip / 2
+            reset += max(0.0, now - permit.at) / 2
         deficit = max(1, limit - remaining) if limit is not None else 1
         sample = min(reset / deficit, LONGEST_INTERVAL)
         if max(interval * SETTLE, sample) < SHORTEST_INTERVAL:
             return STOP if interval > 0.0 else PaceChange()
-        hold = self._next_refill(sample, round_trip) if remaining <= 0 else 0.0
+        hold = self._next_refill(sample) if remaining <= 0 else 0.0
         return PaceChange(hold=hold, factor=SETTLE, floor=sample, urgent=interval == 0.0)
 
-    def _next_refill(self, interval: float, round_trip: float) -> float:
-        """The hold until the next refill, after a request that took the last token,
-        counted from now (the answer's arrival, `round_trip` after the request went).
-        The token went when the request reached the provider: at the earliest half the
-        fastest round trip after it went, at the latest half of it before its answer
-        came. Half of this answer's delay beyond the fastest is taken as spent on the way
-        there: the margin follows the jitter observed (none on a steady network), where
-        taking all of it would add it to every slot."""
-        return max(0.0, interval - (self.fastest + round_trip) / 2)
+    def _next_refill(self, interval: float) -> float:
+        """The hold until the next refill, after a request that took the last token:
+        one interval after it arrived, taking the answer's round trip beyond the fastest
+        as spent on the way there (counted from now, the answer's arrival)."""
+        return max(0.0, interval - self.fastest)
 
 
 class RequestPacer:
@@ -279,8 +277,8 @@ class RequestPacer:
         if state.wait is None:
             self._cold_failed(ticket)
             return None
-        if state.wait > 0.0:  # the slot is this request's: no need to ask again
-            await self._sleep(state.wait)
+        if state.wait > HALF_TICK:  # the slot is this request's: no need to ask again
+            await self._sleep(state.wait)  # (a shorter sleep would end later than now is early)
         return Permit(self._clock(), paced, ticket, state.interval)
 
     async def on_response(self, permit: Permit, info: RateLimitInfo | None) -> None:

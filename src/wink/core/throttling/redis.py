@@ -27,7 +27,7 @@ from ..foundation.checks import kind_of
 from ..foundation.errors import ConfigurationError
 from ..foundation.runtime import on_loop_exit
 from .limiter import Limiter, check_key
-from .pace_store import MemoryStore, PaceChange, PaceState
+from .pace_store import HALF_TICK, MemoryStore, PaceChange, PaceState
 from .pacing import RequestPacer
 
 __all__ = ["RedisLimiter", "RedisStore"]
@@ -342,8 +342,9 @@ class RedisStore:
     While the fleet is not pacing, a process reads the key at most once per `refresh`
     (concurrent callers on one loop share the read) and books nothing; while it is,
     every booking and every release is a step. A slot due within one round trip to
-    Redis (`lead`: measured, unless given) is taken at once: asking again could not
-    send it sooner, and each ask makes the request later by a round trip.
+    Redis (`lead`: measured, at least `HALF_TICK`, unless given) is taken at once:
+    asking again could not send it sooner, and each ask makes the request later by a
+    round trip.
     """
 
     def __init__(
@@ -380,7 +381,9 @@ class RedisStore:
     @property
     def lead(self) -> float:
         """Seconds: a slot due this soon is taken at once (see the class)."""
-        return self._lead if self._lead is not None else min(self._round_trip, _LEAD_CAP)
+        if self._lead is not None:
+            return self._lead
+        return max(HALF_TICK, min(self._round_trip, _LEAD_CAP))
 
     async def apply(self, change: PaceChange) -> PaceState:
         before = self._local.apply_now(PaceChange())
