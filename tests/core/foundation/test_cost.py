@@ -4,6 +4,7 @@ crosses it, on every entry point."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import warnings
@@ -34,7 +35,7 @@ from wink import (
     create_adapter,
 )
 from wink.core.foundation.pricing import Pricer
-from wink.testing import EmulatedToolCall, ProviderEmulator, Turn
+from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
 
 MODELS = {
     "openai": ("gpt-4.1", "openai"),
@@ -321,6 +322,7 @@ HOSTED = [
     ("groq:llama-3.3-70b-versatile", "groq", "llama-3.3-70b-versatile"),
     ("mistral:mistral-large-latest", "mistral", "mistral-large-latest"),
     ("xai:grok-4", "x-ai", "grok-4"),
+    ("openrouter:openai/gpt-4.1", "openrouter", "openai/gpt-4.1"),
 ]
 
 
@@ -435,3 +437,82 @@ def test_answers_are_priced_by_the_price_data_in_force() -> None:
     finally:
         data_snapshot.set_custom_snapshot(None)
     assert pricer.cost(usage, "gpt-4.1-2025-04-14", None, 1.8e9) is not None
+
+
+def _openrouter_chunks(usage: dict[str, Any]) -> str:
+    """OpenRouter's stream: the text, then a last chunk with the usage and its cost."""
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi."}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {"choices": [], "usage": usage},
+    ]
+    head = {
+        "id": "gen-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "openai/gpt-4.1",
+    }
+    lines = [f"data: {json.dumps(head | chunk)}\n\n" for chunk in chunks]
+    return "".join(lines) + "data: [DONE]\n\n"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_openrouter_billed_cost_is_the_response_cost(streamed: bool) -> None:
+    """OpenRouter's billed `usage.cost` is what the answer cost, beside genai-prices' parts
+    for the same counts (under OpenRouter's own id), streamed and not."""
+    usage = {"prompt_tokens": 2000, "completion_tokens": 300, "total_tokens": 2300}
+    usage["cost"] = 0.00123  # type: ignore[assignment]
+    if streamed:
+        answer = Fault.http(200, _openrouter_chunks(usage), {"content-type": "text/event-stream"})
+    else:
+        message = {"role": "assistant", "content": "Hi."}
+        body = {
+            "id": "gen-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "openai/gpt-4.1",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": usage,
+        }
+        answer = Fault.http(200, body)
+    with (
+        ProviderEmulator([answer]) as emu,
+        create_adapter(
+            "openrouter:openai/gpt-4.1", base_url=emu.url + "/v1", api_key="k"
+        ) as adapter,
+    ):
+        if streamed:
+            with adapter.stream("Hi?") as stream:
+                for _ in stream:
+                    pass
+            response = stream.response
+        else:
+            response = adapter.evaluate("Hi?")
+    listed = calc_price(
+        GenaiUsage(input_tokens=2000, output_tokens=300), "openai/gpt-4.1", provider_id="openrouter"
+    )
+    assert response.cost is not None
+    assert response.cost.total == Decimal("0.00123")
+    assert response.cost.sources[0].prices == "billed"
+    assert response.cost.output == listed.output_price
+    assert response.cost.input == listed.input_price
+
+
+def test_an_ollama_model_is_unpriced_until_given_prices() -> None:
+    """A local model has no price anywhere: its cost is None with one warning (never a
+    guess), a budget in money is refused before the first request, and `prices=` prices
+    it."""
+    model = "llama3.2-wink-local"
+    with ProviderEmulator([Turn.text("hi"), Turn.text("hi", input_tokens=1000)]) as emu:
+        with create_adapter(f"ollama:{model}", base_url=emu.base_url("openai")) as adapter:
+            with pytest.warns(UnpricedModelWarning, match=model):
+                assert adapter.evaluate("Hi?").cost is None
+            with pytest.raises(ConfigurationError, match="prices=Prices"):
+                adapter.evaluate("Hi?", budget=Budget(max_cost=Decimal(1)))
+        assert len(emu.requests) == 1
+        with create_adapter(
+            f"ollama:{model}", base_url=emu.base_url("openai"), prices=Prices(input=1, output=2)
+        ) as priced:
+            cost = priced.evaluate("Hi?").cost
+    assert cost is not None
+    assert cost.total == Decimal(1000 * 1 + 5 * 2) / 1_000_000
