@@ -320,8 +320,8 @@ class RemoteStore:
 
 
 def remote_fleet_run(monkeypatch: pytest.MonkeyPatch, seed: int = 7) -> tuple[float, int, int]:
-    """`fleet_run(shared=True)`, each pacer over a `RedisStore` of a Redis 1 to 3 ms away
-    each way (a busy machine's round trip)."""
+    """`fleet_run(shared=True)`, each pacer over a `RedisStore` of a Redis whose round
+    trip takes 1 to 3 ms (a busy machine's)."""
     with virtual_time_loop(seed) as loop:
         monkeypatch.setattr(redis_store, "time", SimpleNamespace(monotonic=loop.time))
         bucket = TokenBucket(RateLimit(100.0, burst=1, headers=False), now=loop.time())
