@@ -79,6 +79,7 @@ _DYNAMIC_IMPORTS: dict[str, str] = {
     "NotFoundError": ".core.foundation.errors",
     "OpenAIAdapter": ".adapters.named",
     "OpenAIResponsesAdapter": ".adapters.named",
+    "OpenAISettings": ".providers.openai.settings",
     "OutputDelta": ".core.foundation.events",
     "OutputRejected": ".core.foundation.events",
     "OutputTruncatedError": ".core.foundation.errors",

@@ -185,3 +185,6 @@ from .core.throttling.redis import (
 from .core.throttling.retry import (
     RetryPolicy as RetryPolicy,
 )
+from .providers.openai.settings import (
+    OpenAISettings as OpenAISettings,
+)

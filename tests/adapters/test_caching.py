@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from tests.helpers.adapters import PROVIDERS, make_adapter
 from wink import (
+    ConfigurationError,
     MarkdownSection,
+    ModelSettings,
+    OpenAISettings,
     Prompt,
     UnsupportedSettingWarning,
     Usage,
@@ -116,6 +120,53 @@ def test_the_openai_cache_options_are_warned_about_elsewhere(provider: str) -> N
             warnings.simplefilter("error")
             adapter.evaluate(cached_prompt(True))
     assert "prompt_cache_key" not in str(emulator.requests[0].body)
+
+
+@pytest.mark.parametrize(
+    ("provider", "sent"), [("openai", True), ("openai-responses", True), ("anthropic", False)]
+)
+def test_openai_settings_per_call_are_sent_by_openai_and_warned_about_elsewhere(
+    provider: str, sent: bool
+) -> None:
+    settings = OpenAISettings(prompt_cache_key="catalogue-v1", temperature=0.5)
+    with ProviderEmulator(default_turn=Turn.text("OK.")) as emulator:
+        adapter = make_adapter(provider, emulator, max_tokens=64)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            adapter.evaluate(cached_prompt(True), settings=settings)
+        body = emulator.requests[0].body
+    warned = [w for w in caught if issubclass(w.category, UnsupportedSettingWarning)]
+    assert ("prompt_cache_key" in body) is sent
+    assert [str(w.message).count("prompt_cache_key") for w in warned] == ([] if sent else [1])
+    assert body["temperature"] == 0.5  # the shared settings go as ever, the adapter's too
+    assert 64 in (
+        body.get("max_tokens"),
+        body.get("max_completion_tokens"),
+        body.get("max_output_tokens"),
+    )
+
+
+def test_openai_settings_merge_over_the_adapters() -> None:
+    adapter_settings = ModelSettings(temperature=0.2, seed=3)
+    merged = adapter_settings.merged(OpenAISettings(prompt_cache_key="k", seed=4))
+    assert isinstance(merged, OpenAISettings)
+    assert (merged.temperature, merged.seed, merged.prompt_cache_key) == (0.2, 4, "k")
+    back = OpenAISettings(prompt_cache_retention="24h").merged(ModelSettings(top_p=0.5))
+    assert (type(back), back.prompt_cache_retention, back.top_p) == (OpenAISettings, "24h", 0.5)
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        ({"prompt_cache_key": " "}, "must not be empty"),
+        ({"prompt_cache_key": 3}, "must be a string"),
+        ({"prompt_cache_retention": "1h"}, "in_memory, 24h"),
+        ({"temperature": "hot"}, "must be a number"),  # the shared checks run too
+    ],
+)
+def test_openai_settings_are_checked(given: dict[str, Any], problem: str) -> None:
+    with pytest.raises(ConfigurationError, match=problem):
+        OpenAISettings(**given)
 
 
 def test_scripted_cache_counts_are_reported_as_given() -> None:

@@ -554,12 +554,26 @@ WIRE: dict[str, dict[str, tuple[tuple[str, ...], object] | None]] = {
 }
 
 
-@pytest.mark.parametrize("setting", SETTING_NAMES)
+# The shared settings, and OpenAI's own (`OpenAISettings`), which every adapter takes
+# loose: passed to another wire they are warned about like any setting it lacks.
+MATRIX_SETTINGS = (*SETTING_NAMES, "prompt_cache_key", "prompt_cache_retention")
+
+
+def test_the_matrix_covers_every_setting() -> None:
+    from dataclasses import fields
+
+    from wink import OpenAISettings
+
+    names = {field.name for field in fields(OpenAISettings)} - {"extra"}
+    assert names == set(MATRIX_SETTINGS) == set(SETTING_VALUES)
+
+
+@pytest.mark.parametrize("setting", MATRIX_SETTINGS)
 def test_every_setting_reaches_the_wire_or_is_warned_about(
     provider: str, setting: str, emulator: ProviderEmulator
 ) -> None:
-    """`SETTING_NAMES` x providers: the setting is in the request the emulator received,
-    where the provider's API reads it, or it was warned about
+    """`SETTING_NAMES` (and OpenAI's own) x providers: the setting is in the request the
+    emulator received, where the provider's API reads it, or it was warned about
     (`UnsupportedSettingWarning`) and is nowhere in the request; never silently lost."""
     import json
     import warnings

@@ -35,6 +35,7 @@ from wink.core.foundation.settings import ModelSettings
 from wink.providers.anthropic import messages as anthropic
 from wink.providers.google import generate as google
 from wink.providers.openai import chat, responses
+from wink.providers.openai.settings import OpenAISettings
 from wink.testing import ProviderEmulator
 
 MULTIMODAL = Path(__file__).resolve().parents[1] / "conformance" / "multimodal"
@@ -319,7 +320,7 @@ def test_openai_prompt_cache_key_goes_as_recorded(builder: str) -> None:
         "responses": "responses/cached_tokens_prompt_cache_key.json",
     }[builder]
     key = sent(name)["prompt_cache_key"]
-    settings = ModelSettings(prompt_cache_key=key, prompt_cache_retention="24h")
+    settings = OpenAISettings(prompt_cache_key=key, prompt_cache_retention="24h")
     built = body_of(builder, UserMessage("hi"), settings=settings)
     assert (built["prompt_cache_key"], built["prompt_cache_retention"]) == (key, "24h")
 

@@ -17,6 +17,7 @@ from wink import (
     InvalidArgumentError,
     MarkdownSection,
     ModelSettings,
+    OpenAISettings,
     Session,
     create_adapter,
 )
@@ -67,10 +68,21 @@ def test_only_the_settings_that_are_set_go_out_under_the_providers_names() -> No
 
 def test_loose_settings_and_extra_body_make_one_model_settings() -> None:
     settings = settings_from({"temperature": 0.5, "seed": 7, "extra_body": {"user": "u1"}})
-    assert settings == ModelSettings(temperature=0.5, seed=7, extra={"user": "u1"})
+    assert settings == (ModelSettings(temperature=0.5, seed=7, extra={"user": "u1"}), frozenset())
     given = ModelSettings(max_tokens=100)
-    assert settings_from({"settings": given}) is given
-    assert settings_from({}) == ModelSettings()
+    assert settings_from({"settings": given})[0] is given
+    assert settings_from({}) == (ModelSettings(), frozenset())
+
+
+def test_a_wires_own_loose_settings_make_its_class_or_are_left_out() -> None:
+    """OpenAI's prompt-cache options make an `OpenAISettings` for its wires; a wire whose
+    settings class lacks them leaves them out and says which (the adapter warns)."""
+    loose = {"temperature": 0.5, "prompt_cache_key": "k1"}
+    assert settings_from(loose, OpenAISettings) == (
+        OpenAISettings(temperature=0.5, prompt_cache_key="k1"),
+        frozenset(),
+    )
+    assert settings_from(loose) == (ModelSettings(temperature=0.5), {"prompt_cache_key"})
 
 
 # --- adapter options

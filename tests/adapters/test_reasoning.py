@@ -158,8 +158,8 @@ def test_one_setting_becomes_each_providers_own_parameter(
 
 def test_the_shorthands_and_the_settings_object_are_the_same_setting() -> None:
     assert ModelSettings(thinking="high").thinking == Thinking(effort="high")  # type: ignore[arg-type]
-    assert settings_from({"thinking": 2048}).thinking == Thinking(budget_tokens=2048)
-    assert settings_from({"thinking": None}).thinking is None
+    assert settings_from({"thinking": 2048})[0].thinking == Thinking(budget_tokens=2048)
+    assert settings_from({"thinking": None})[0].thinking is None
     given = ModelSettings(thinking=Thinking(effort="low"))
     adapter = create_adapter("anthropic:claude-sonnet-4-6", settings=given, api_key="k")
     assert adapter.settings.thinking == Thinking(effort="low")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from wink import RetryPolicy, create_adapter
+from wink import RetryPolicy, Session, create_adapter
 from wink.adapters.base import ProviderAdapter
 from wink.testing import EmulatedRequest, ProviderEmulator, Turn
 
@@ -37,6 +37,15 @@ def make_adapter(provider: str, emu: ProviderEmulator, **options: Any) -> Provid
         base_url=emu.base_url(provider),  # type: ignore[arg-type]
         **options,
     )
+
+
+def answer(adapter: Any, prompt: Any, *, stream: bool) -> Any:
+    """The adapter's response to `prompt` in a new session, streamed (all events read) or not."""
+    if not stream:
+        return adapter.evaluate(prompt, session=Session())
+    with adapter.stream(prompt, session=Session()) as events:
+        list(events)
+        return events.response
 
 
 def callers_client(provider: str, emu: ProviderEmulator, *, asynchronous: bool = False) -> Any:

@@ -7,9 +7,11 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import httpx
+import openai
 import pytest
 
-from tests.helpers.adapters import KEY, NO_RETRY
+from tests.helpers.adapters import KEY, NO_RETRY, answer
 from tests.helpers.prompts import HELLO, make_prompt
 from wink import (
     BadRequestError,
@@ -18,7 +20,9 @@ from wink import (
     UnsupportedSettingWarning,
     create_adapter,
 )
-from wink.testing import Fault, ProviderEmulator, Turn
+from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
+
+_HI = [{"role": "user", "content": "Hi"}]
 
 
 def _chat_body(
@@ -34,29 +38,18 @@ def _chat_body(
     }
 
 
-_CALL = {
-    "id": "call_1",
-    "type": "function",
-    "function": {"name": "weather", "arguments": '{"city": "Paris"}'},
-}
-
-
-def _deepseek_round() -> list[Any]:
+def _deepseek_round() -> list[Turn]:
     """DeepSeek's answers: thinking and a tool call, then thinking and the answer."""
-    first = {
-        "role": "assistant",
-        "content": "",
-        "reasoning_content": "Need the weather.",
-        "tool_calls": [_CALL],
-    }
-    second = {"role": "assistant", "content": "Sunny.", "reasoning_content": "Got it."}
     return [
-        Fault.http(200, _chat_body(first, "tool_calls")),
-        Fault.http(200, _chat_body(second, "stop")),
+        Turn.tool_calls(
+            EmulatedToolCall("weather", {"city": "Paris"}), thinking="Need the weather."
+        ),
+        Turn.text("Sunny.", thinking="Got it."),
     ]
 
 
-def test_a_deepseek_tool_round_with_thinking_passes_the_400_rule() -> None:
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_deepseek_tool_round_with_thinking_passes_the_400_rule(stream: bool) -> None:
     with ProviderEmulator(_deepseek_round()) as emu:
         adapter = create_adapter(
             "deepseek:deepseek-v4-pro",
@@ -65,7 +58,7 @@ def test_a_deepseek_tool_round_with_thinking_passes_the_400_rule() -> None:
             thinking="high",
             retry_policy=NO_RETRY,
         )
-        response = adapter.evaluate(make_prompt(), session=Session())
+        response = answer(adapter, make_prompt(), stream=stream)
         first, second = emu.requests
     assert response.text == "Sunny."
     assert first.path == second.path == "/chat/completions"
@@ -76,7 +69,33 @@ def test_a_deepseek_tool_round_with_thinking_passes_the_400_rule() -> None:
     assert echoed["role"] == "assistant"
     assert echoed["tool_calls"]
     assert echoed["reasoning_content"] == "Need the weather."
+    assert _thoughts(response) == [["Need the weather."], ["Got it."]]
     assert adapter.host.system == "deepseek"
+
+
+def _thoughts(response: Any) -> list[list[str | None]]:
+    """The thinking texts of each assistant turn of the run."""
+    return [
+        [part.text for part in message.thinking]
+        for message in response.transcript.messages
+        if message.__class__.__name__ == "AssistantMessage"
+    ]
+
+
+def test_deepseek_answers_its_thinking_in_reasoning_content() -> None:
+    """As DeepSeek sends it: beside the content, and in its own streamed deltas."""
+    client = openai.OpenAI(api_key=KEY, max_retries=0)
+    with ProviderEmulator([Turn.text("Hi.", thinking="Say hi.")] * 2) as emu:
+        client = client.with_options(base_url=emu.url)
+        answer = client.chat.completions.create(model="deepseek-chat", messages=_HI)
+        chunks = list(
+            client.chat.completions.create(model="deepseek-chat", messages=_HI, stream=True)
+        )
+    message = answer.choices[0].message.model_dump()
+    assert (message["content"], message["reasoning_content"]) == ("Hi.", "Say hi.")
+    deltas = [chunk.choices[0].delta.model_dump() for chunk in chunks if chunk.choices]
+    assert "".join(d.get("reasoning_content") or "" for d in deltas) == "Say hi."
+    assert "".join(d.get("content") or "" for d in deltas) == "Hi."
 
 
 def test_without_the_echo_deepseek_answers_its_400() -> None:
@@ -103,28 +122,77 @@ def test_deepseek_names_its_output_limit_max_tokens() -> None:
     assert "max_completion_tokens" not in request.body
 
 
-def test_openrouter_asks_for_the_cost_and_reads_reasoning() -> None:
+def test_openrouter_asks_for_the_cost_and_keeps_it() -> None:
     message = {"role": "assistant", "content": "Hi.", "reasoning": "Say hi."}
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15, "cost": 0.00042}
     with ProviderEmulator([Fault.http(200, _chat_body(message, "stop", usage))]) as emu:
         adapter = create_adapter(
-            "openrouter:anthropic/claude-sonnet-4.6", base_url=emu.url + "/v1", api_key=KEY
+            "openrouter:anthropic/claude-sonnet-4.6", base_url=emu.url + "/api/v1", api_key=KEY
         )
         response = adapter.evaluate(HELLO, session=Session())
         (request,) = emu.requests
+    assert request.path == "/api/v1/chat/completions"
     assert request.body["usage"] == {"include": True}
     assert response.usage.billed_cost == pytest.approx(0.00042)
-    assert [part.text for part in response.transcript.messages[-1].thinking] == ["Say hi."]
     assert adapter.host.system == "openrouter"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_openrouter_thinking_is_read_streamed_and_not(stream: bool) -> None:
+    script = [
+        Turn.tool_calls(EmulatedToolCall("weather", {"city": "Paris"}), thinking="Look it up."),
+        Turn.text("Sunny.", thinking=["Read it.", "Answer."]),
+    ]
+    with ProviderEmulator(script) as emu:
+        adapter = create_adapter(
+            "openrouter:openai/gpt-5", base_url=emu.url + "/api/v1", api_key=KEY, thinking="low"
+        )
+        response = answer(adapter, make_prompt(), stream=stream)
+    assert response.text == "Sunny."
+    assert _thoughts(response) == [["Look it up."], ["Read it.Answer."]]
+
+
+def test_openrouter_answers_reasoning_and_its_details() -> None:
+    """As OpenRouter sends a model's thinking: `reasoning` and typed `reasoning_details`,
+    both in the message and in each streamed delta that carries a piece."""
+    client = openai.OpenAI(api_key=KEY, max_retries=0)
+    with ProviderEmulator([Turn.text("Hi.", thinking=["One.", "Two."])] * 2) as emu:
+        client = client.with_options(base_url=emu.url + "/api/v1")
+        answer = client.chat.completions.create(model="openai/gpt-5", messages=_HI)
+        chunks = list(
+            client.chat.completions.create(model="openai/gpt-5", messages=_HI, stream=True)
+        )
+    message = answer.choices[0].message.model_dump()
+    assert message["reasoning"] == "One.Two."
+    details = message["reasoning_details"]
+    assert [(d["type"], d["text"], d["index"]) for d in details] == [
+        ("reasoning.text", "One.", 0),
+        ("reasoning.text", "Two.", 1),
+    ]
+    deltas = [chunk.choices[0].delta.model_dump() for chunk in chunks if chunk.choices]
+    assert "".join(d.get("reasoning") or "" for d in deltas) == "One.Two."
+    streamed = [entry for d in deltas for entry in d.get("reasoning_details") or ()]
+    assert {entry["index"] for entry in streamed} == {0, 1}
 
 
 def test_openrouter_reasoning_details_are_thinking() -> None:
     details = [{"type": "reasoning.text", "text": "Step one.", "signature": None}]
     message = {"role": "assistant", "content": "Hi.", "reasoning_details": details}
     with ProviderEmulator([Fault.http(200, _chat_body(message, "stop"))]) as emu:
-        adapter = create_adapter("openrouter:openai/gpt-5", base_url=emu.url + "/v1", api_key=KEY)
+        adapter = create_adapter(
+            "openrouter:openai/gpt-5", base_url=emu.url + "/api/v1", api_key=KEY
+        )
         response = adapter.evaluate(HELLO, session=Session())
     assert [part.text for part in response.transcript.messages[-1].thinking] == ["Step one."]
+
+
+def test_openrouter_refuses_a_request_without_its_key() -> None:
+    with ProviderEmulator([Turn.text("never")]) as emu:
+        reply = httpx.post(
+            emu.url + "/api/v1/chat/completions", json={"model": "m", "messages": []}
+        )
+    assert reply.status_code == 401
+    assert reply.json() == {"error": {"message": "No auth credentials found", "code": 401}}
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.adapters import KEY, NO_RETRY
+from tests.helpers.adapters import KEY, NO_RETRY, answer
 from tests.helpers.prompts import HELLO, make_prompt
 from wink import FallbackAdapter, PromptEvaluationError, Session, create_adapter
 from wink.testing import EmulatedToolCall, Fault, ProviderEmulator, Turn
@@ -19,6 +19,7 @@ HOSTS: dict[str, tuple[str, dict[str, Any]]] = {
     "azure-responses:gpt-4.1": ("openai-responses:gpt-4.1", {"endpoint": "{url}"}),
     "deepseek:deepseek-chat": ("openai:deepseek-chat", {"base_url": "{url}"}),
     "groq:llama-3.3-70b": ("openai:llama-3.3-70b", {"base_url": "{url}/v1"}),
+    "openrouter:openai/gpt-5": ("openai:openai/gpt-5", {"base_url": "{url}/api/v1"}),
     "ollama:llama3.2": ("openai:llama3.2", {"base_url": "{url}/v1"}),
 }
 
@@ -29,14 +30,6 @@ def _adapter(spec: str, emu: ProviderEmulator, where: dict[str, Any] | None = No
         where = {"base_url": emu.base_url(wire)}  # type: ignore[arg-type]
     options = {key: value.format(url=emu.url) for key, value in where.items()}
     return create_adapter(spec, api_key=KEY, retry_policy=NO_RETRY, **options)
-
-
-def _run(adapter: Any, prompt: Any, *, stream: bool) -> Any:
-    if not stream:
-        return adapter.evaluate(prompt, session=Session())
-    with adapter.stream(prompt, session=Session()) as events:
-        list(events)
-        return events.response
 
 
 def _seen(response: Any) -> tuple[Any, ...]:
@@ -63,8 +56,53 @@ def test_the_same_answers_give_the_same_response(host: str, stream: bool) -> Non
     seen = []
     for spec, place in ((direct, None), (host, where)):
         with ProviderEmulator(list(SCRIPT)) as emu:
-            seen.append(_seen(_run(_adapter(spec, emu, place), make_prompt(), stream=stream)))
+            seen.append(_seen(answer(_adapter(spec, emu, place), make_prompt(), stream=stream)))
     assert seen[0] == seen[1]
+
+
+THINKING_SCRIPT = [
+    Turn.tool_calls(
+        EmulatedToolCall("weather", {"city": "Paris"}),
+        thinking="Need the weather.",
+        input_tokens=11,
+        output_tokens=3,
+    ),
+    Turn.text("Sunny in Paris.", thinking=["Read it.", "Say it."], input_tokens=20),
+]
+
+
+def _thoughts(response: Any) -> list[str]:
+    return [
+        part.text
+        for message in response.transcript.messages
+        for part in getattr(message, "thinking", ())
+    ]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize(
+    ("host", "shown"),
+    [
+        ("deepseek:deepseek-chat", ["Need the weather.", "Read it.Say it."]),
+        ("openrouter:openai/gpt-5", ["Need the weather.", "Read it.Say it."]),
+        ("azure:gpt-4.1", []),  # Azure answers as OpenAI: no thinking on Chat Completions
+    ],
+)
+def test_a_host_shows_thinking_as_it_does_and_answers_the_same(
+    host: str, shown: list[str], stream: bool
+) -> None:
+    """The provider's own Chat Completions shows no thinking; DeepSeek and OpenRouter show
+    it, each in its own field: the rest of the response is the provider's, and the
+    thinking reads the same streamed and not."""
+    direct, where = HOSTS[host]
+    responses = []
+    for spec, place in ((direct, None), (host, where)):
+        with ProviderEmulator(list(THINKING_SCRIPT)) as emu:
+            responses.append(answer(_adapter(spec, emu, place), make_prompt(), stream=stream))
+    own, hosted = responses
+    assert _seen(own) == _seen(hosted)
+    assert _thoughts(own) == []
+    assert _thoughts(hosted) == shown
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -78,7 +116,7 @@ def test_the_same_failures_raise_the_same_classes(host: str, stream: bool, fault
     raised: list[type[BaseException]] = []
     for spec, place in ((direct, None), (host, where)):
         with ProviderEmulator([fault]) as emu, pytest.raises(PromptEvaluationError) as info:
-            _run(_adapter(spec, emu, place), HELLO, stream=stream)
+            answer(_adapter(spec, emu, place), HELLO, stream=stream)
         raised.append(type(info.value))
     assert raised[0] is raised[1]
 

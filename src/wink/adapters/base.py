@@ -128,7 +128,8 @@ class ProviderAdapter(Evaluator, BatchMethods):
         self.base_url: str | None = base_url_option(given.get("base_url"))
         self.timeout: float = positive(given.get("timeout", 60.0), "timeout")
         self._set_loop_options(given)
-        self.settings: ModelSettings = settings_from(given)
+        self.settings: ModelSettings
+        self.settings, lacked = settings_from(given, host_type.wire.settings_type)
         self._api_key: str | None = optional_str(given.get("api_key"), "api_key")
         connection = Connection(self._api_key, self.base_url, self.timeout)
         self.host: Host = host_type(
@@ -137,7 +138,14 @@ class ProviderAdapter(Evaluator, BatchMethods):
         wire = host_type.wire
         refused = self.settings.set_fields() & host_type.unsupported_settings
         unsupported = wire.unsupported_settings | host_type.unsupported_settings
-        warn_unsupported(name, unsupported, self.settings, stacklevel=3)
+        warn_unsupported(
+            name,
+            unsupported,
+            self.settings,
+            stacklevel=3,
+            takes=wire.settings_type,
+            lacked=lacked,
+        )
         sent = replace(self.settings, **dict.fromkeys(refused)) if refused else self.settings
         self.api: Provider = wire(sent, self.host)
         client = given.get("client")
@@ -239,7 +247,9 @@ class ProviderAdapter(Evaluator, BatchMethods):
     def check_call_settings(self, settings: ModelSettings) -> None:
         self._api_with(settings)  # not a ModelSettings, or refused by the model: raises
         unsupported = self.api.unsupported_settings | self.host.unsupported_settings
-        warn_unsupported(self.provider, unsupported, settings, stacklevel=4)
+        warn_unsupported(
+            self.provider, unsupported, settings, stacklevel=4, takes=self.api.settings_type
+        )
 
     def _api_with(self, settings: ModelSettings) -> Provider:
         """The translator with a call's settings merged over the adapter's, checked as

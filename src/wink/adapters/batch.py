@@ -414,7 +414,9 @@ class BatchRunner:
                 argument="settings",
             )
         api = self._api
-        warn_unsupported(api.name, api.unsupported_settings, settings, stacklevel=3)
+        warn_unsupported(
+            api.name, api.unsupported_settings, settings, stacklevel=3, takes=api.settings_type
+        )
         return Exchange(
             type(api)(api.settings.merged(settings), api.host),
             secrets=self._secrets,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 from urllib.parse import urlsplit
 
 from ..core.foundation.cost import Prices
@@ -16,7 +17,6 @@ from ..core.foundation.errors import (
 )
 from ..core.foundation.settings import (
     SETTING_NAMES,
-    CacheRetention,
     Effort,
     ModelSettings,
     Thinking,
@@ -61,7 +61,8 @@ class AdapterOptions(TypedDict, total=False):
     Sampling: `settings` (a `ModelSettings`), or its fields one by one: `temperature`,
     `max_tokens`, `top_p`, `stop`, `seed`, `thinking` (a `Thinking`, an effort such as
     "high", or a token budget such as 2048), `extra_body`; OpenAI's prompt cache:
-    `prompt_cache_key`, `prompt_cache_retention` ("in_memory" or "24h"; docs/caching.md).
+    `prompt_cache_key`, `prompt_cache_retention` ("in_memory" or "24h"; docs/caching.md),
+    fields of its wire's `OpenAISettings` (another wire warns that it cannot honour them).
     Tools: `tool_choice` ("auto", "required", "none" or a tool's name) and
     `parallel_tool_calls` (docs/tools.md#tool-choice).
     Tracing: `tracer_provider` (an OpenTelemetry `TracerProvider`; default: the global one
@@ -90,7 +91,7 @@ class AdapterOptions(TypedDict, total=False):
     thinking: Thinking | Effort | int | None
     extra_body: Mapping[str, Any] | None
     prompt_cache_key: str | None
-    prompt_cache_retention: CacheRetention | None
+    prompt_cache_retention: Literal["in_memory", "24h"] | None
     tool_choice: ToolChoice | None
     parallel_tool_calls: bool | None
     tracer_provider: Any
@@ -103,7 +104,10 @@ class AnyHostOptions(AdapterOptions, AzureOptions, BedrockOptions, VertexOptions
     host refuses another's, by name: `Host.options`)."""
 
 
-_SETTING_OPTIONS = (*SETTING_NAMES, "extra_body")
+# A wire's own settings, passed loose like the shared ones: fields of its settings class
+# (`Provider.settings_type`), warned about by a wire whose class has no such field.
+_WIRE_SETTING_OPTIONS = ("prompt_cache_key", "prompt_cache_retention")
+_SETTING_OPTIONS = (*SETTING_NAMES, *_WIRE_SETTING_OPTIONS, "extra_body")
 
 
 # --- checks
@@ -164,7 +168,12 @@ def check_output_retries(value: object, *, per_call: bool = False) -> int | None
     return value
 
 
-def settings_from(options: Mapping[str, Any]) -> ModelSettings:
+def settings_from(
+    options: Mapping[str, Any], settings_type: type[ModelSettings] = ModelSettings
+) -> tuple[ModelSettings, frozenset[str]]:
+    """The adapter's settings, of its wire's class (`settings_type`), from `settings=` or
+    the loose options; and the loose ones that class has no field for (not kept: the
+    caller warns about them)."""
     given = options.get("settings")
     loose = {name: options[name] for name in _SETTING_OPTIONS if options.get(name) is not None}
     if given is not None:
@@ -177,13 +186,16 @@ def settings_from(options: Mapping[str, Any]) -> ModelSettings:
                 f"pass either settings= or {', '.join(sorted(loose))}, not both",
                 option="settings",
             )
-        return given
+        return given, frozenset()
     extra = loose.pop("extra_body", None)
     if extra is not None and not isinstance(extra, Mapping):
         raise ConfigurationError(
             f"extra_body must be a mapping, got {type(extra).__name__}", option="extra_body"
         )
-    return ModelSettings(**loose, extra=dict(cast(Mapping[str, Any], extra or {})))
+    takes = {f.name for f in fields(settings_type)}
+    lacked = frozenset(loose.keys() - takes)
+    kept = {name: value for name, value in loose.items() if name in takes}
+    return settings_type(**kept, extra=dict(cast(Mapping[str, Any], extra or {}))), lacked
 
 
 def telemetry_option(tracer_provider: object) -> Telemetry | None:
@@ -269,11 +281,19 @@ def prices_option(value: object) -> Prices | None:
 
 
 def warn_unsupported(
-    name: str, unsupported: frozenset[str], settings: ModelSettings, *, stacklevel: int
+    name: str,
+    unsupported: frozenset[str],
+    settings: ModelSettings,
+    *,
+    stacklevel: int,
+    takes: type[ModelSettings] = ModelSettings,
+    lacked: frozenset[str] = frozenset(),
 ) -> None:
     """A setting the provider cannot honour is warned about, never silently dropped
-    (at the adapter, a call, a batch item alike)."""
-    found = settings.set_fields() & unsupported
+    (at the adapter, a call, a batch item alike): one it refuses (`unsupported`), one
+    its wire's settings class (`takes`) has no field for, one left out (`lacked`)."""
+    own = settings.set_fields()
+    found = (own & unsupported) | (own - {f.name for f in fields(takes)}) | lacked
     if found:
         warnings.warn(
             f"{name} cannot honour {', '.join(sorted(found))}; it is not sent "

@@ -118,11 +118,12 @@ def create_adapter(spec: str, **options: Unpack[AnyHostOptions]) -> ProviderAdap
       `max_rounds` (model turns per evaluation, default 50), `max_failed_tool_rounds`
       (default 8), `max_output_retries` (structured answers the model may correct,
       default 2: docs/prompts.md);
-    - `settings` (a `ModelSettings`) or `temperature`, `max_tokens`, `top_p`, `stop`,
+    - `settings` (a `ModelSettings`, or `OpenAISettings` for OpenAI's own) or
+      `temperature`, `max_tokens`, `top_p`, `stop`,
       `seed`, `thinking` (a `Thinking`, an effort or a token budget: docs/reasoning.md),
       `extra_body` (merged into the request body as is);
-    - `prompt_cache_key`, `prompt_cache_retention` (OpenAI's prompt cache:
-      docs/caching.md);
+    - `prompt_cache_key`, `prompt_cache_retention` (OpenAI's prompt cache, fields of
+      `OpenAISettings`; another wire warns that it cannot honour them: docs/caching.md);
     - `tool_choice` ("auto", "required", "none" or a tool's name; "required" and a
       name hold for the first round) and `parallel_tool_calls` (docs/tools.md);
     - `tracer_provider` (an OpenTelemetry `TracerProvider` for this adapter's spans;

@@ -87,7 +87,9 @@ class Provider(ABC):
     (`host.endpoint()`).
 
     Facts: `name` (the wire format's name, in messages), `unsupported_settings` (warned
-    about, not sent), `rate_limit_headers`, `stream_format` (None: not streamed on the
+    about, not sent), `settings_type` (its settings class: a subclass of `ModelSettings`
+    for a wire with settings of its own, `OpenAISettings`; a setting of another wire's is
+    warned about, not sent), `rate_limit_headers`, `stream_format` (None: not streamed on the
     wire), `call_ids`, `content_rules` (the images, documents and audio it carries, where,
     within which limits: checked before sending), `counts_tokens` (it has a token-count
     endpoint: `token_count_form` and `parse_token_count`). Its batch API, if it has one,
@@ -97,6 +99,7 @@ class Provider(ABC):
 
     name: ClassVar[str]
     unsupported_settings: ClassVar[frozenset[str]] = frozenset()
+    settings_type: ClassVar[type[ModelSettings]] = ModelSettings
     rate_limit_headers: ClassVar[RateLimitHeaders] = NO_RATE_LIMIT_HEADERS
     stream_format: ClassVar[StreamFormat | None] = None
     call_ids: ClassVar[CallIdRules] = CallIdRules()

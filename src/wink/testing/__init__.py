@@ -16,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .builtin import EmulatedCitation, EmulatedCodeRun, EmulatedSearch
+    from .builtin import EmulatedCitation, EmulatedCodeRun, EmulatedFetch, EmulatedSearch
     from .emulator import ProviderEmulator, ScriptFunction, ScriptItem
     from .faults import Fault, FaultKind, HeaderStyle, RateLimit
     from .history import HistoryEntry, HistoryRole
@@ -39,6 +39,7 @@ __all__ = [
     "AwsCredentials",
     "EmulatedCitation",
     "EmulatedCodeRun",
+    "EmulatedFetch",
     "EmulatedRequest",
     "EmulatedSearch",
     "EmulatedThinking",
@@ -74,6 +75,7 @@ _LAZY: dict[str, str] = {
     "AwsCredentials": "wink.testing.wire.bedrock",
     "EmulatedCitation": "wink.testing.builtin",
     "EmulatedCodeRun": "wink.testing.builtin",
+    "EmulatedFetch": "wink.testing.builtin",
     "EmulatedRequest": "wink.testing.records",
     "EmulatedSearch": "wink.testing.builtin",
     "EmulatedThinking": "wink.testing.turns",

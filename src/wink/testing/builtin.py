@@ -1,7 +1,7 @@
 """What the emulated model runs on the provider's side (a web search, a code run) and the
 sources its text cites, independent of the wire format: each wire renders them in its own
-shape (docs/testing.md). Today the OpenAI Responses wire does; the others answer the turn's
-text and calls without them."""
+shape (docs/testing.md): the OpenAI Responses and Anthropic wires render them; Gemini's
+plays its own tools from the request."""
 
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ from typing import cast
 from ..core.foundation.checks import a_string, a_whole_number, kind_of
 from ..core.foundation.errors import InvalidArgumentError
 
-__all__ = ["BuiltinRun", "EmulatedCitation", "EmulatedCodeRun", "EmulatedSearch", "builtin_runs"]
+__all__ = [
+    "BuiltinRun",
+    "EmulatedCitation",
+    "EmulatedCodeRun",
+    "EmulatedFetch",
+    "EmulatedSearch",
+    "builtin_runs",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +50,21 @@ class EmulatedCodeRun:
 
 
 @dataclass(frozen=True, slots=True)
+class EmulatedFetch:
+    """A web page the model reads before it answers (Anthropic's web fetch): its `url`,
+    `title` and the `text` found there."""
+
+    url: str
+    title: str = ""
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        a_string(self.url, "EmulatedFetch(url=...)", "url")
+        a_string(self.title, "EmulatedFetch(title=...)", "title", empty=True)
+        a_string(self.text, "EmulatedFetch(text=...)", "text", empty=True)
+
+
+@dataclass(frozen=True, slots=True)
 class EmulatedCitation:
     """A web source that supports the characters `start` to `end` (excluded) of the turn's
     text."""
@@ -59,7 +81,7 @@ class EmulatedCitation:
         a_whole_number(self.end, "EmulatedCitation(end=...)", "end", minimum=start + 1)
 
 
-BuiltinRun = EmulatedSearch | EmulatedCodeRun
+BuiltinRun = EmulatedSearch | EmulatedCodeRun | EmulatedFetch
 
 
 def _sequence(value: object, where: str, name: str, what: str) -> tuple[object, ...]:
@@ -75,11 +97,14 @@ def builtin_runs(
 ) -> tuple[tuple[BuiltinRun, ...], tuple[EmulatedCitation, ...]]:
     """`ran=` and `citations=` of a `Turn` constructor, checked: each citation's span lies
     in the text."""
-    runs = _sequence(ran, "Turn.text(ran=...)", "ran", "EmulatedSearch and EmulatedCodeRun")
+    runs = _sequence(
+        ran, "Turn.text(ran=...)", "ran", "EmulatedSearch, EmulatedCodeRun, EmulatedFetch"
+    )
     for run in runs:
-        if not isinstance(run, EmulatedSearch | EmulatedCodeRun):
+        if not isinstance(run, EmulatedSearch | EmulatedCodeRun | EmulatedFetch):
             raise InvalidArgumentError(
-                f"ran= holds EmulatedSearch or EmulatedCodeRun values, got {kind_of(run)}",
+                "ran= holds EmulatedSearch, EmulatedCodeRun or EmulatedFetch values, got "
+                f"{kind_of(run)}",
                 argument="ran",
             )
     cited = _sequence(citations, "Turn.text(citations=...)", "citations", "EmulatedCitation")

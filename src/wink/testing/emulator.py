@@ -407,7 +407,14 @@ class ProviderEmulator:
             return self._finish(Reply(rendered.status, rendered.headers, rendered.body, delay))
         wire = WIRES[route.provider]
         ctx = WireContext(
-            route.model, as_object(body), received, self._ids, rate, self._google_ids, self._ledger
+            route.model,
+            as_object(body),
+            received,
+            self._ids,
+            rate,
+            self._google_ids,
+            self._ledger,
+            route.host,
         )
         if denied is not None:  # before any fault or turn: nothing else is looked at
             with self._lock:

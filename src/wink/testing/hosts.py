@@ -1,7 +1,8 @@
 """The hosts' URL shapes and auth, as the emulator serves them: each `EmulatedHost` says
-which of its paths carry which wire format, and refuses a request its auth does not
-cover with the host's own answer. A request on a wire's own path (`/v1/chat/completions`)
-is the wire's own service (`routes.py`)."""
+which of its paths carry which wire format, refuses a request its auth does not cover
+with the host's own answer, and says how its answers differ from the wire's own (where a
+compatible host puts the model's thinking). A request on a wire's own path
+(`/v1/chat/completions`) is the wire's own service (`routes.py`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class HostRoute:
     not_found: bool = False
     stream: bool | None = None  # None: the body says (a path that names it: Gemini's)
     problem: str | None = None  # a 400 the path itself earns (Gemini's stream without SSE)
+    host: EmulatedHost | None = None  # the host whose path it came on (None: the wire's own)
 
 
 def parse_json(raw: bytes) -> Any:
@@ -39,22 +41,35 @@ def parse_json(raw: bytes) -> Any:
 
 
 class EmulatedHost:
-    """One host's paths (`(pattern, wire)`, a pattern's first group the model if any) and
-    its auth check."""
+    """One host's paths (`(pattern, wire)`, a pattern's first group the model if any), its
+    auth check, and where its answers carry the model's thinking: `reasoning_field`, the
+    assistant message's field (and a streamed delta's) that holds it on a Chat
+    Completions host (None: the wire's own rule, OpenAI's, which shows none)."""
 
     paths: tuple[tuple[re.Pattern[str], Provider], ...] = ()
+    reasoning_field: str | None = None
 
     def route(self, raw: RawRequest) -> HostRoute | None:
         for pattern, wire in self.paths:
             match = pattern.match(raw.path)
             if match is not None:
                 model = match.group(1) if match.groups() else None
-                return self.check(raw, HostRoute(wire, model))
+                return self.check(raw, HostRoute(wire, model, host=self))
         return None
 
     def check(self, raw: RawRequest, route: HostRoute) -> HostRoute:
         """The route, or the host's refusal of this request (auth, a missing parameter)."""
         return route
+
+    def reasoning(self, thoughts: list[str]) -> dict[str, Any]:
+        """The fields an answer's message gets for the model's `thoughts` (none shown)."""
+        if self.reasoning_field is None or not thoughts:
+            return {}
+        return {self.reasoning_field: "".join(thoughts)}
+
+    def reasoning_delta(self, piece: str, index: int) -> dict[str, Any]:
+        """A streamed delta carrying one piece of the model's `index`th thought."""
+        return {self.reasoning_field: piece} if self.reasoning_field is not None else {}
 
 
 _AZURE_DENIED = (
@@ -91,11 +106,13 @@ _DEEPSEEK_ECHO = "The reasoning_content in the thinking mode must be passed back
 
 
 class DeepSeek(EmulatedHost):
-    """DeepSeek (`/chat/completions`, no `/v1`): a bearer key; with thinking on (a
+    """DeepSeek (`/chat/completions`, no `/v1`): a bearer key; thinking answered in
+    `reasoning_content` (streamed as `delta.reasoning_content`); with thinking on (a
     `reasoning_effort`, `thinking: {type: enabled}`, or `deepseek-reasoner`), every
     assistant turn that called tools must carry its `reasoning_content` back, else 400."""
 
     paths = ((re.compile(r"^/chat/completions$"), "openai"),)
+    reasoning_field = "reasoning_content"
 
     def check(self, raw: RawRequest, route: HostRoute) -> HostRoute:
         if not raw.headers.get("authorization", "").startswith("Bearer "):
@@ -129,4 +146,41 @@ class DeepSeek(EmulatedHost):
         return route
 
 
-HOSTS: tuple[EmulatedHost, ...] = (AzureOpenAI(), DeepSeek())
+class OpenRouter(EmulatedHost):
+    """OpenRouter (`/api/v1/chat/completions`): a bearer key; thinking answered twice, as
+    `reasoning` (text) and as `reasoning_details` (typed entries: `reasoning.text` with its
+    text, signature and format, as OpenRouter sends a model's own thinking), both in each
+    streamed delta that carries a piece of it."""
+
+    paths = ((re.compile(r"^/api/v1/chat/completions$"), "openai"),)
+    reasoning_field = "reasoning"
+
+    def check(self, raw: RawRequest, route: HostRoute) -> HostRoute:
+        if not raw.headers.get("authorization", "").startswith("Bearer "):
+            body = {"error": {"message": "No auth credentials found", "code": 401}}
+            return HostRoute(route.wire, route.model, Fault.http(401, body))
+        return route
+
+    def reasoning(self, thoughts: list[str]) -> dict[str, Any]:
+        if not thoughts:
+            return {}
+        details = [_detail(text, index) for index, text in enumerate(thoughts)]
+        return {"reasoning": "".join(thoughts), "reasoning_details": details}
+
+    def reasoning_delta(self, piece: str, index: int) -> dict[str, Any]:
+        return {"reasoning": piece, "reasoning_details": [_detail(piece, index)]}
+
+
+def _detail(text: str, index: int) -> dict[str, Any]:
+    """One `reasoning_details` entry: a model's thinking text (`format`: whose it is,
+    `unknown` for the emulated model)."""
+    return {
+        "type": "reasoning.text",
+        "text": text,
+        "signature": None,
+        "format": "unknown",
+        "index": index,
+    }
+
+
+HOSTS: tuple[EmulatedHost, ...] = (AzureOpenAI(), DeepSeek(), OpenRouter())

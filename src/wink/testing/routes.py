@@ -9,13 +9,14 @@ from typing import Any, cast
 
 from .faults import Fault
 from .formats import as_object
-from .hosts import HOSTS, HostRoute
+from .hosts import HOSTS, EmulatedHost, HostRoute
 from .parts import refusal
 from .records import Provider
 from .server import RawRequest
 from .thinking import ReasoningLedger
 from .vertex import VertexAI
 from .wire import WIRES, wire_for
+from .wire.anthropic import AnthropicWire
 from .wire.bedrock import BedrockWire
 
 __all__ = ["Route", "parse_body"]
@@ -26,7 +27,7 @@ _EMULATED_HOSTS = (*HOSTS, VertexAI())  # Vertex's module builds on hosts.py
 class Route:
     """Where a request goes: its wire (None if unknown), model, and a 4xx reason if any."""
 
-    __slots__ = ("model", "not_found", "problem", "provider", "rejection", "stream")
+    __slots__ = ("host", "model", "not_found", "problem", "provider", "rejection", "stream")
 
     def __init__(self, raw: RawRequest, body: Any, ledger: ReasoningLedger) -> None:
         self.provider: Provider | None = None
@@ -34,6 +35,7 @@ class Route:
         self.problem: str | None = None
         self.rejection: Fault | None = None
         self.stream = False
+        self.host: EmulatedHost | None = None  # the host whose path it came on, if any
         self.not_found = raw.method != "POST"
         own = _own(raw)
         hosted = _hosted(raw) if own is None else None
@@ -42,6 +44,7 @@ class Route:
             self.not_found = True
             return
         self.provider = route.wire
+        self.host = route.host
         self.not_found = self.not_found or route.not_found
         self.problem = route.problem
         fields = as_object(body)
@@ -59,6 +62,8 @@ class Route:
             self.problem = wire.validate(fields)
             if self.problem is None and isinstance(wire, BedrockWire):
                 self.problem = wire.check_model(self.model, fields)
+            if self.problem is None and isinstance(wire, AnthropicWire):
+                self.problem = wire.check_headers(raw.headers, fields)
             if self.problem is None:
                 # a part the API cannot read is refused as it parses the body, before it
                 # looks at the conversation

@@ -29,7 +29,7 @@ from typing import (
 
 from ..core.foundation.checks import an_instance, kind_of
 from ..core.foundation.errors import ConfigurationError, InvalidArgumentError, WinkError
-from .builtin import BuiltinRun, EmulatedCitation, EmulatedCodeRun, EmulatedSearch
+from .builtin import BuiltinRun, EmulatedCitation, EmulatedCodeRun, EmulatedFetch, EmulatedSearch
 from .faults import Fault, FaultKind, RateLimit
 from .scripting import ScriptItem, checked_items, script_items
 from .turns import EmulatedThinking, EmulatedToolCall, Finish, Turn, UsageFields
@@ -232,19 +232,24 @@ def _entries(value: Any, path: str | None, where: str, what: str) -> list[tuple[
 
 
 def _runs(value: Any, path: str | None, where: str) -> list[BuiltinRun]:
-    """`[{"search": query, "sources": [url, ...]}, {"code": code, "output": text}, ...]`."""
+    """`[{"search": query, "sources": [url, ...]}, {"code": code, "output": text},
+    {"fetch": url, "title": title, "text": text}, ...]`."""
     runs: list[BuiltinRun] = []
     for spot, raw in _entries(value, path, where, "tool runs"):
         run = _object(
             raw,
             path,
             spot,
-            'a run is {"search": ..., "sources": [...]} or {"code": ..., "output": ...}',
+            'a run is {"search": ..., "sources": [...]}, {"code": ..., "output": ...} or '
+            '{"fetch": ..., "title": ..., "text": ...}',
         )
         try:
             if "search" in run:
                 _known_keys(run, ("search", "sources"), path, spot)
                 runs.append(EmulatedSearch(run["search"], run.get("sources", [])))
+            elif "fetch" in run:
+                _known_keys(run, ("fetch", "title", "text"), path, spot)
+                runs.append(EmulatedFetch(run["fetch"], run.get("title", ""), run.get("text", "")))
             else:
                 _known_keys(run, ("code", "output"), path, spot)
                 code = _string(run.get("code"), path, f"{spot}.code")

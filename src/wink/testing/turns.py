@@ -88,7 +88,8 @@ class EmulatedThinking:
     Anthropic sends a `thinking` block with a signature (`redacted=True`: a
     `redacted_thinking` block, text hidden); Responses a `reasoning` item (summary when
     asked, encrypted content when included); Gemini a thought signature, and thought
-    parts when `includeThoughts` is on; Chat Completions nothing (OpenAI shows none).
+    parts when `includeThoughts` is on; Chat Completions nothing on OpenAI's own path
+    (OpenAI shows none), the host's field on a compatible host's (`EmulatedHost`).
     """
 
     text: str = "Let me think about this."

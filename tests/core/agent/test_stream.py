@@ -186,6 +186,32 @@ async def test_a_waiting_caller_gets_each_batch_before_the_evaluation_reads_on()
     assert order[1:] == ["sent 0", "sent 1", "sent 2"]  # nobody waits: no yield per batch
 
 
+async def test_after_the_first_events_the_evaluation_reads_on_before_handing_over() -> None:
+    # a turn of the loop per piece cost more than decoding it: once the caller has its
+    # first events, the pieces already in are decoded, then taken together
+    from wink.core.agent.stream import EventQueue
+
+    queue = EventQueue(ahead=8)
+    batches: list[list[StreamEvent]] = []
+
+    async def caller() -> None:
+        while (batch := await queue.get()) is not None:
+            batches.append(batch)
+
+    async def evaluation() -> None:
+        for number in range(5):
+            await queue.send([TextDelta(str(number))])
+        queue.close()
+
+    waiting = asyncio.create_task(caller())
+    await asyncio.sleep(0)  # the caller is parked on the queue
+    await evaluation()
+    taken_before_the_evaluation_ended = len(batches)
+    await waiting
+    assert taken_before_the_evaluation_ended == 1  # the first batch, at once
+    assert [batch[0] for batch in batches] == [TextDelta(str(n)) for n in range(5)]
+
+
 def test_a_stepping_caller_waits_on_a_future_that_a_batch_resolves() -> None:
     # a sync stream runs its loop until this future is done: no task per step
     from wink.core.agent.stream import EventQueue

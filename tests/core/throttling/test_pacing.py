@@ -208,11 +208,33 @@ async def test_paced_successes_without_headers_probe_until_pacing_stops() -> Non
         successes += 1
     # each success shortened the interval by PROBE until spacing was no longer worth it
     assert successes == math.ceil(math.log(1e-4 / start) / math.log(1 - PROBE))
-    clock.now += 1e-4  # the last refill
+    # the last refill (slots this close went without a sleep: under half a timer tick)
+    clock.now += 2e-4
     permit = await pacer.acquire()
     assert permit is not None
     assert not permit.paced
     assert pacer.idle
+
+
+async def test_a_slot_due_within_half_a_timer_tick_goes_now() -> None:
+    # the event loop's timer wakes a sleeper up to 1 ms late: a sleep of 0.3 ms would
+    # end later than going now is early; the pace still counts from the slot
+    pacer, clock = fake_pacer()
+    await pacer.on_response(Permit(clock.now), BUCKET_EMPTY)  # 10 ms apart, from 100.01
+    assert await pacer.acquire() is not None
+    assert clock.now == pytest.approx(100.01)
+    clock.now += 0.0097  # the next slot is 0.3 ms away
+    early = await pacer.acquire()
+    assert early is not None
+    assert early.at == pytest.approx(100.0197)  # sent now, not after a sleep
+    assert clock.slept == [pytest.approx(0.01)]
+    assert await pacer.acquire() is not None
+    assert clock.now == pytest.approx(100.03)  # one interval after the early one's slot
+    almost = await pacer.acquire()  # a slot 0.7 ms away is slept for
+    assert almost is not None
+    clock.now += 0.0093
+    assert await pacer.acquire() is not None
+    assert clock.slept[-1] == pytest.approx(0.0007)
 
 
 def test_one_pacer_serves_several_threads_and_event_loops() -> None:

@@ -178,8 +178,8 @@ async def test_two_processes_never_take_the_same_slot(redis_server: RedisServer)
     bookings = await asyncio.gather(*(store.book(60.0) for store in (one, two) for _ in range(10)))
     # a slot is `mark` on Redis's clock (nothing held, nothing shifted): 20 distinct
     # slots, one interval apart, whichever process booked them
-    assert sum(not booking.wait for booking in bookings) == 1  # the first went at once
-    slots = sorted(booking.mark for booking in bookings if booking.wait)
+    assert sum(booking.go for booking in bookings) == 1  # the first went at once
+    slots = sorted(booking.mark for booking in bookings if not booking.go)
     assert len(slots) == 19
     gaps = [later - earlier for earlier, later in itertools.pairwise(slots)]
     assert min(gaps) == pytest.approx(2.0)

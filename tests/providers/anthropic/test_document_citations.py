@@ -136,7 +136,7 @@ def test_a_round_trip_on_the_emulator_cites_the_document(
     )
 
 
-@pytest.mark.parametrize("provider", ["openai", "openai-responses", "google", "bedrock"])
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "google"])
 def test_a_wire_that_cannot_cite_refuses_the_document_before_sending(
     ok_emulator: ProviderEmulator, provider: str
 ) -> None:

@@ -9,6 +9,7 @@ import logging
 import pytest
 
 import wink
+from tests.helpers.wire import load_recording
 from wink.core.foundation.messages import AssistantMessage, ModelRequest, UserMessage
 from wink.core.foundation.portable import CallIdRules, portable_messages
 from wink.core.foundation.settings import ModelSettings
@@ -17,56 +18,9 @@ from wink.providers.anthropic.messages import build_request, parse_response
 from wink.providers.anthropic.server_tools import beta_headers
 from wink.providers.openai.chat import build_request as chat_request
 
-# The shape of Anthropic's documented web search answer (server_tool_use, its result, a
-# text block citing a result).
-WEB_SEARCH_ANSWER = {
-    "id": "msg_01",
-    "type": "message",
-    "role": "assistant",
-    "model": "claude-sonnet-4-5",
-    "content": [
-        {"type": "text", "text": "I'll search for when Claude Shannon was born."},
-        {
-            "type": "server_tool_use",
-            "id": "srvtoolu_01",
-            "name": "web_search",
-            "input": {"query": "claude shannon birth date"},
-        },
-        {
-            "type": "web_search_tool_result",
-            "tool_use_id": "srvtoolu_01",
-            "content": [
-                {
-                    "type": "web_search_result",
-                    "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
-                    "title": "Claude Shannon - Wikipedia",
-                    "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5",
-                    "page_age": "April 30, 2025",
-                }
-            ],
-        },
-        {"type": "text", "text": "Based on the search results, "},
-        {
-            "type": "text",
-            "text": "Claude Shannon was born on April 30, 1916, in Petoskey, Michigan",
-            "citations": [
-                {
-                    "type": "web_search_result_location",
-                    "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
-                    "title": "Claude Shannon - Wikipedia",
-                    "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm..",
-                    "cited_text": "Claude Elwood Shannon (April 30, 1916 - February 24, 2001)",
-                }
-            ],
-        },
-    ],
-    "stop_reason": "end_turn",
-    "usage": {
-        "input_tokens": 6039,
-        "output_tokens": 931,
-        "server_tool_use": {"web_search_requests": 1},
-    },
-}
+# Anthropic's documented web search answer (server_tool_use, its result, a text block
+# citing a result): tests/conformance/anthropic_docs/
+WEB_SEARCH_ANSWER = load_recording("anthropic_docs/web_search_answer.json")["response"]["body"]
 
 CODE_ANSWER = {
     "id": "msg_02",

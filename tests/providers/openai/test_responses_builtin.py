@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -308,6 +309,36 @@ def test_a_code_run_round_trip_ends_with_the_answer_and_the_output(streamed: boo
         "55\n",
     )
     assert request.body["include"] == ["code_interpreter_call.outputs"]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_azure_responses_searches_and_runs_code_too(streamed: bool) -> None:
+    """Azure OpenAI's Responses API takes `web_search` (Microsoft's "Web search" how-to)
+    and `code_interpreter` with an `auto` container (the Responses how-to's "Code
+    Interpreter"): the same round trip on its path."""
+    turn = Turn.text(ANSWER, ran=[*_search_turn().ran, *_code_turn().ran])
+    turn = replace(turn, citations=_search_turn().citations)
+    tools = [wink.WebSearch(), wink.CodeExecution()]
+    with (
+        ProviderEmulator([turn]) as emulator,
+        wink.create_adapter(
+            "azure-responses:prod-gpt", endpoint=emulator.url, api_key=KEY
+        ) as adapter,
+    ):
+        if streamed:
+            with adapter.stream("How tall?", builtin_tools=tools) as stream:
+                for _ in stream:
+                    pass
+            response = stream.response
+        else:
+            response = adapter.evaluate("How tall?", builtin_tools=tools)
+        (request,) = emulator.requests
+    assert request.path == "/openai/v1/responses"
+    assert [tool["type"] for tool in request.body["tools"]] == ["web_search", "code_interpreter"]
+    search, code = _last_turn(response).builtin_calls
+    assert (search.queries, code.output) == (("Mount Columbia height",), "55\n")
+    assert response.citations[0].url == SOURCE
+    assert response.usage.web_search_requests == 1
 
 
 def test_the_conversation_continues_on_responses_with_the_items_echoed() -> None:

@@ -14,10 +14,10 @@ from typing import Any, ClassVar
 import pytest
 from google.oauth2 import service_account as google_service_account
 
-from tests.helpers.adapters import KEY, NO_RETRY
+from tests.helpers.adapters import KEY, NO_RETRY, answer
 from tests.helpers.google_auth import SCOPE, TokenEndpoint, service_account
 from tests.helpers.prompts import HELLO, make_prompt
-from tests.providers.test_same_answers import SCRIPT, _run, _seen
+from tests.providers.test_same_answers import SCRIPT, _seen
 from wink import (
     AuthenticationError,
     ConfigurationError,
@@ -238,7 +238,7 @@ def test_a_token_google_refuses_is_an_authentication_error_and_nothing_is_sent(
     with ProviderEmulator(default_turn=Turn.text("hi")) as emu:
         adapter = _vertex(CLAUDE, emu, credentials=key_file)
         with pytest.raises(AuthenticationError, match="Invalid JWT Signature"):
-            _run(adapter, HELLO, stream=stream)
+            answer(adapter, HELLO, stream=stream)
         assert emu.requests == []
     assert tokens.refused == 1
 
@@ -321,7 +321,7 @@ def test_a_model_the_location_does_not_serve_is_not_found_naming_both(
     with ProviderEmulator([Fault.http(404, _NOT_SERVABLE)]) as emu:
         adapter = _vertex(spec, emu, credentials=key_file, location="us-west2")
         with pytest.raises(NotFoundError) as info:
-            _run(adapter, HELLO, stream=stream)
+            answer(adapter, HELLO, stream=stream)
     model = spec.partition(":")[2]
     assert info.value.model == model
     assert f"model {model!r} at location 'us-west2'" in str(info.value)
@@ -368,7 +368,7 @@ def test_the_same_answers_give_the_same_response(
         lambda emu: _vertex(spec, emu, credentials=key_file),
     ):
         with ProviderEmulator(list(SCRIPT)) as emu:
-            seen.append(_seen(_run(make(emu), make_prompt(), stream=stream)))
+            seen.append(_seen(answer(make(emu), make_prompt(), stream=stream)))
     assert seen[0] == seen[1]
 
 
@@ -388,7 +388,7 @@ def test_the_same_failures_raise_the_same_classes(
         lambda emu: _vertex(spec, emu, credentials=key_file),
     ):
         with ProviderEmulator([fault]) as emu, pytest.raises(PromptEvaluationError) as info:
-            _run(make(emu), HELLO, stream=stream)
+            answer(make(emu), HELLO, stream=stream)
         raised.append(type(info.value))
     assert raised[0] is raised[1]
 

@@ -69,10 +69,14 @@ class EventQueue:
 
     async def send(self, events: list[StreamEvent]) -> None:
         """Queue `events`, then wait while more than `ahead` batches are queued. A caller
-        already waiting gets them before the evaluation reads on: a body's later pieces
-        are often in already, and reading them first would hold back the event the caller
-        waits for (the first token, above all)."""
-        waiting = self._ahead and self._consumer is not None and not self._consumer.done()
+        already waiting for the stream's first events gets them before the evaluation
+        reads on: a body's later pieces are often in already, and reading them first
+        would hold back the first token. After that, the evaluation decodes what has
+        arrived (up to `ahead` pieces) before the caller takes it all in one turn of the
+        loop: handing over each piece at once cost a turn per piece, more than decoding
+        it, and delays nothing that is still on its way."""
+        consumer = self._consumer
+        waiting = self._ahead and self.count == 0 and consumer is not None and not consumer.done()
         self.put(events)
         if waiting:
             await asyncio.sleep(0)

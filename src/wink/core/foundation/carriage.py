@@ -135,7 +135,8 @@ def _problem(part: Attachment, tool: str | None, rules: ContentRules, tally: _Ta
     if isinstance(part, Document) and part.citations and not rules.cites_documents:
         return (
             "it cannot cite documents, and wink does not send one without the citations "
-            "asked for (Document(citations=True) works on the Anthropic Messages wire)"
+            "asked for (Document(citations=True) works on the Anthropic Messages and Bedrock "
+            "Converse wires)"
         )
     if part.url is not None and "url" not in row.sources:
         return "it takes these as bytes, not by URL (Image.from_bytes, .from_path)"

@@ -16,11 +16,11 @@ from .errors import ConfigurationError, InvalidArgumentError
 __all__ = [
     "PORTABLE_HINT",
     "SETTING_NAMES",
-    "CacheRetention",
     "Effort",
     "ModelSettings",
     "Thinking",
     "ToolChoice",
+    "check_type",
 ]
 
 PORTABLE_HINT = "(give both to stay portable)"
@@ -31,10 +31,6 @@ Effort = Literal["low", "medium", "high"]
 """How hard a reasoning model thinks; the three levels every provider has."""
 
 _EFFORTS: tuple[str, ...] = get_args(Effort)
-
-CacheRetention = Literal["in_memory", "24h"]
-"""How long OpenAI keeps a cached prompt prefix (`prompt_cache_retention`)."""
-_RETENTIONS: tuple[str, ...] = get_args(CacheRetention)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,13 +104,11 @@ SETTING_NAMES = (
     "stop",
     "seed",
     "thinking",
-    "prompt_cache_key",
-    "prompt_cache_retention",
     "tool_choice",
     "parallel_tool_calls",
 )
-"""The `ModelSettings` fields a caller may also pass one by one (`extra` aside)."""
-_SETTING_NAMES = frozenset(SETTING_NAMES)
+"""The `ModelSettings` fields a caller may also pass one by one (`extra` aside); a wire's
+own settings (a subclass's fields, `OpenAISettings`) come on top."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +120,9 @@ class ModelSettings:
     (a `Thinking`, or its shorthand: an effort like "high" or a budget like 2048) turns
     reasoning on; a model that cannot take it is a `ConfigurationError`.
 
-    `prompt_cache_key` and `prompt_cache_retention` ("in_memory" or "24h") are OpenAI's
-    prompt-cache options (docs/caching.md): the key routes requests that share a long
-    prefix to the same cache; the other providers warn that they cannot honour them.
+    A wire's own settings are a subclass's fields (`OpenAISettings`: OpenAI's prompt
+    cache, docs/caching.md); a provider whose wire has no such field warns that it
+    cannot honour it, as for any setting it lacks.
 
     `tool_choice` and `parallel_tool_calls` say whether and how the model calls tools,
     mapped to each provider's own fields (docs/tools.md#tool-choice). "required" or a
@@ -142,8 +136,6 @@ class ModelSettings:
     seed: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
     thinking: Thinking | None = None
-    prompt_cache_key: str | None = None
-    prompt_cache_retention: CacheRetention | None = None
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
 
@@ -163,22 +155,10 @@ class ModelSettings:
                 f"parallel_tool_calls must be True, False or None, got {parallel!r}",
                 option="parallel_tool_calls",
             )
-        _check_type("prompt_cache_key", self.prompt_cache_key, (str,), "a string")
-        if self.prompt_cache_key is not None and not self.prompt_cache_key.strip():
-            raise ConfigurationError(
-                "prompt_cache_key must not be empty", option="prompt_cache_key"
-            )
-        retention = cast(object, self.prompt_cache_retention)
-        if retention is not None and retention not in _RETENTIONS:
-            raise ConfigurationError(
-                f"prompt_cache_retention must be one of {', '.join(_RETENTIONS)}, "
-                f"got {retention!r}",
-                option="prompt_cache_retention",
-            )
         for name in ("temperature", "top_p"):
-            _check_type(name, getattr(self, name), (int, float), "a number")
+            check_type(name, getattr(self, name), (int, float), "a number")
         for name in ("max_tokens", "seed"):
-            _check_type(name, getattr(self, name), (int,), "an int")
+            check_type(name, getattr(self, name), (int,), "an int")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ConfigurationError(f"max_tokens must be >= 1, got {self.max_tokens}")
         stop = cast(object, self.stop)
@@ -195,7 +175,8 @@ class ModelSettings:
 
     def merged(self, call: ModelSettings | None) -> ModelSettings:
         """These settings with a call's over them: each setting the call sets wins, and
-        `extra` is merged key by key (the call's keys win)."""
+        `extra` is merged key by key (the call's keys win). A call's wire settings
+        (`OpenAISettings` over a `ModelSettings`) make the result of its class."""
         if call is None:
             return self
         if not isinstance(cast(object, call), ModelSettings):
@@ -210,23 +191,37 @@ class ModelSettings:
         }
         if call.extra:
             changes["extra"] = {**self.extra, **call.extra}
+        if type(call) is not type(self) and isinstance(call, type(self)):
+            kept = {f.name: getattr(self, f.name) for f in fields(self)}
+            return type(call)(**{**kept, **changes})
+        unknown = changes.keys() - {f.name for f in fields(self)}
+        if unknown:  # the adapter's wire settings and the call's are of different wires
+            raise InvalidArgumentError(
+                f"settings of {type(call).__name__} cannot be merged over "
+                f"{type(self).__name__}'s ({', '.join(sorted(unknown))})",
+                argument="settings",
+            )
         return replace(self, **changes) if changes else self
 
     def set_fields(self) -> frozenset[str]:
-        """The names of the settings that are set (`extra` aside)."""
-        return frozenset(name for name in _SETTING_NAMES if getattr(self, name) is not None)
+        """The names of the settings that are set (`extra` aside; a subclass's too)."""
+        return frozenset(
+            f.name for f in fields(self) if f.name != "extra" and getattr(self, f.name) is not None
+        )
 
     def to_fields(self, names: Mapping[str, str]) -> dict[str, Any]:
-        """The settings that are set, under the provider's names (`names`: ours -> theirs)."""
-        if not isinstance(cast(object, names), Mapping) or not names.keys() <= _SETTING_NAMES:
+        """The settings that are set, under the provider's names (`names`: ours -> theirs;
+        a wire's own setting, a subclass's field, is sent when these settings have it)."""
+        known = _known_names()
+        if not isinstance(cast(object, names), Mapping) or not names.keys() <= known:
             raise InvalidArgumentError(
                 "ModelSettings.to_fields(names=...) maps setting names "
-                f"({', '.join(sorted(_SETTING_NAMES))}) to a provider's, got {names!r}",
+                f"({', '.join(sorted(known))}) to a provider's, got {names!r}",
                 argument="names",
             )
         fields: dict[str, Any] = {}
         for ours, theirs in names.items():
-            value = getattr(self, ours)
+            value = getattr(self, ours, None)
             if value is not None:
                 fields[theirs] = (
                     list(cast(tuple[str, ...], value)) if isinstance(value, tuple) else value
@@ -234,6 +229,17 @@ class ModelSettings:
         return fields
 
 
-def _check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:
+def _known_names() -> frozenset[str]:
+    """Every setting's name: `ModelSettings`' fields and its subclasses' (`extra` aside)."""
+    classes: list[type[ModelSettings]] = [ModelSettings]
+    names: set[str] = set()
+    while classes:
+        kind = classes.pop()
+        names.update(f.name for f in fields(kind) if f.name != "extra")
+        classes.extend(kind.__subclasses__())
+    return frozenset(names)
+
+
+def check_type(name: str, value: object, kinds: tuple[type, ...], what: str) -> None:
     if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
         raise ConfigurationError(f"{name} must be {what}, got {value!r}", option=name)

@@ -24,7 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["MemoryStore", "PaceChange", "PaceState", "PaceStore"]
+__all__ = ["HALF_TICK", "MemoryStore", "PaceChange", "PaceState", "PaceStore"]
+
+# An event loop's timer wakes a sleeper up to a millisecond late (epoll waits whole
+# milliseconds): a sleep shorter than half of that would end later than going now is
+# early, so a slot due this soon is taken now.
+HALF_TICK = 0.0005
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +108,13 @@ class MemoryStore:
     or event loop may step it. `clock` is injectable (tests run it on a fake one).
 
     `lead`: a slot due within this many seconds is given to the caller at once (`go`,
-    with the wait left), not after one more step: 0 here, where a step costs nothing;
-    a store a round trip away asks for about that round trip (`RedisStore`)."""
+    with the wait left), not after one more step: here, where a step costs nothing, half
+    a timer tick (`HALF_TICK`, the pacer does not sleep that little: it goes); a store a
+    round trip away asks for about that round trip (`RedisStore`)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, lead: float = 0.0) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, lead: float = HALF_TICK
+    ) -> None:
         self._lock = threading.Lock()
         self._clock = clock
         self.lead = lead

@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from ..foundation.messages import RateLimitInfo
 from .cold_start import ColdStart
-from .pace_store import MemoryStore, PaceChange, PaceState, PaceStore
+from .pace_store import HALF_TICK, MemoryStore, PaceChange, PaceState, PaceStore
 from .retry import HasRemaining
 
 __all__ = ["PaceLearner", "Permit", "RequestPacer", "as_seconds"]
@@ -277,8 +277,8 @@ class RequestPacer:
         if state.wait is None:
             self._cold_failed(ticket)
             return None
-        if state.wait > 0.0:  # the slot is this request's: no need to ask again
-            await self._sleep(state.wait)
+        if state.wait > HALF_TICK:  # the slot is this request's: no need to ask again
+            await self._sleep(state.wait)  # (a shorter sleep would end later than now is early)
         return Permit(self._clock(), paced, ticket, state.interval)
 
     async def on_response(self, permit: Permit, info: RateLimitInfo | None) -> None:

@@ -19,6 +19,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -26,7 +27,7 @@ from ..foundation.checks import kind_of
 from ..foundation.errors import ConfigurationError
 from ..foundation.runtime import on_loop_exit
 from .limiter import Limiter, check_key
-from .pace_store import MemoryStore, PaceChange, PaceState
+from .pace_store import HALF_TICK, MemoryStore, PaceChange, PaceState
 from .pacing import RequestPacer
 
 __all__ = ["RedisLimiter", "RedisStore"]
@@ -256,17 +257,21 @@ class RedisLimiter(Limiter):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def _run(self, key: str, args: list[str]) -> PaceState | None:
-        """One step of the script on `key`; None when Redis cannot be used right now
-        (the failure is logged once, and Redis is left alone for `retry_every`)."""
+    async def _run(self, key: str, args: list[str]) -> tuple[PaceState, float] | None:
+        """One step of the script on `key`: its reply, and the seconds from sending it to
+        the reply (the round trip, a queue for a connection left out). None when Redis
+        cannot be used right now (the failure is logged once, and Redis is left alone for
+        `retry_every`)."""
         started = time.monotonic()
         if started < self._down_until:
             return None
         try:
             script, calls = self._script()
             async with calls:  # a queue here is not Redis being slow: outside the timeout
+                sent = time.monotonic()
                 async with asyncio.timeout(self.timeout):
                     raw = await script(keys=[key], args=args)
+                trip = time.monotonic() - sent
             reply = _parse(raw)
         except Exception as error:  # whatever Redis does, the evaluation goes on
             self._failed(error)
@@ -277,7 +282,7 @@ class RedisLimiter(Limiter):
                 recovered, self._warned = self._warned, False
             if recovered:
                 _log.warning("Redis at %s answers again: pacing is shared again", self.url)
-        return reply
+        return reply, trip
 
     def _script(self) -> tuple[Any, asyncio.Semaphore]:
         """This loop's script object, and the few calls it may have in flight at once."""
@@ -337,8 +342,9 @@ class RedisStore:
     While the fleet is not pacing, a process reads the key at most once per `refresh`
     (concurrent callers on one loop share the read) and books nothing; while it is,
     every booking and every release is a step. A slot due within one round trip to
-    Redis (`lead`: measured, unless given) is taken at once: asking again could not
-    send it sooner, and each ask makes the request later by a round trip.
+    Redis (`lead`: measured, at least `HALF_TICK`, unless given) is taken at once:
+    asking again could not send it sooner, and each ask makes the request later by a
+    round trip.
     """
 
     def __init__(
@@ -375,7 +381,9 @@ class RedisStore:
     @property
     def lead(self) -> float:
         """Seconds: a slot due this soon is taken at once (see the class)."""
-        return self._lead if self._lead is not None else min(self._round_trip, _LEAD_CAP)
+        if self._lead is not None:
+            return self._lead
+        return max(HALF_TICK, min(self._round_trip, _LEAD_CAP))
 
     async def apply(self, change: PaceChange) -> PaceState:
         before = self._local.apply_now(PaceChange())
@@ -429,7 +437,9 @@ class RedisStore:
 
     async def _step(self, action: str, most: float = 0.0, mark: float = 0.0) -> PaceState | None:
         pending = self._pending
-        hold = max(0.0, self._held_until - self._local_clock())
+        # on its own clock, Redis starts the hold when the step arrives, a one-way trip on
+        in_transit = self._round_trip / 2 if self._clock is None else 0.0
+        hold = max(0.0, self._held_until - self._local_clock() - in_transit)
         sent = PaceChange(hold, pending.factor, pending.floor)
         self._pending, self._held_until = PaceChange(), -math.inf
         seed = self._local.apply_now(PaceChange())
@@ -440,15 +450,17 @@ class RedisStore:
         self._steps += 1
         step = self._steps
         self._in_flight[step] = sent
-        started = time.monotonic()
         try:
-            reply = await self._limiter._run(self._key, args)
+            answer = await self._limiter._run(self._key, args)
         finally:
             del self._in_flight[step]
-        if reply is not None:
-            took = time.monotonic() - started
-            self._round_trip += (took - self._round_trip) / _RECENT_TRIPS
-        if reply is not None and step > self._adopted:
+        if answer is None:
+            return None
+        reply, trip = answer
+        self._round_trip += (trip - self._round_trip) / _RECENT_TRIPS
+        if self._clock is None:  # else the caller's clock, read before sending
+            reply = _arrived(reply, trip, self.lead)
+        if step > self._adopted:
             self._adopt(step, reply)
         return reply
 
@@ -464,6 +476,20 @@ class RedisStore:
         self._local.apply_now(self._pending)
         self._fleet_paces = reply.pacing
         self._read_at = time.monotonic()
+
+
+def _arrived(reply: PaceState, trip: float, lead: float) -> PaceState:
+    """`reply` on this process's clock: Redis counted its waits from its own now, half
+    the round trip `trip` ago. A caller who may go sleeps that much less, so it sends at
+    its slot. One who must ask again sleeps a whole round trip and `lead` less, so that
+    its next step reaches Redis within the lead before its slot (taken at once), not a
+    round trip and a timer tick after it: then the slot would go late, and the lateness
+    would stay in the pace (each slot later by as much, and every slot after it)."""
+    one_way = trip / 2
+    wait = reply.wait
+    if wait is not None and wait > 0.0:
+        wait = max(0.0, wait - (one_way if reply.go else trip + lead))
+    return replace(reply, wait=wait, held_for=max(0.0, reply.held_for - one_way))
 
 
 def _is_number(value: object) -> bool:

@@ -56,7 +56,7 @@ class AnthropicMessages(Provider):
     """The Messages API (`POST /v1/messages`)."""
 
     name = "anthropic"
-    unsupported_settings = frozenset({"seed", "prompt_cache_key", "prompt_cache_retention"})
+    unsupported_settings = frozenset({"seed"})
     rate_limit_headers = messages.RATE_LIMIT_HEADERS
     stream_format = LazyStreamFormat(f"{__name__}.stream", "AnthropicStream")
     content_rules = messages.CONTENT_RULES

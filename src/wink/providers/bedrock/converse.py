@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
+from ...core.foundation.builtin import Citation
 from ...core.foundation.carriage import MB, Carriage, ContentRules
 from ...core.foundation.choice import request_tool_choice
 from ...core.foundation.content import Attachment, CachePoint, Document, Image, TextPart
@@ -37,6 +38,7 @@ from ...core.foundation.messages import (
 )
 from ...core.foundation.settings import ModelSettings
 from ...core.transport.errors import MalformedResponse, read_count
+from .citations import cited_block, cited_text
 
 __all__ = [
     "CONTENT_RULES",
@@ -86,6 +88,7 @@ CONTENT_RULES = ContentRules(
         ),
     ),
     max_request_bytes=20 * MB,
+    cites_documents=True,  # `citations` on a document block (citations.py)
 )
 _MAX_CACHE_POINTS = 4  # cache checkpoints a request may carry
 _CACHE_POINT = {"cachePoint": {"type": "default"}}
@@ -306,11 +309,13 @@ def _map_attachment(part: Attachment, documents: _Names) -> dict[str, Any]:
     if isinstance(part, Image):
         return {"image": {"format": _IMAGE_FORMATS[part.media_type], "source": source}}
     if isinstance(part, Document):
-        document = {
+        document: dict[str, Any] = {
             "format": _DOCUMENT_FORMATS[part.media_type],
             "name": documents.name(part),
             "source": source,
         }
+        if part.citations:
+            document["citations"] = {"enabled": True}
         return {"document": document}
     raise TypeError(f"Bedrock cannot carry {part.describe()}")  # refused before, by the rules
 
@@ -425,6 +430,7 @@ def parse_response(body: Any) -> ModelResponse:
     calls: list[ToolCall] = []
     thinking: list[ThinkingPart] = []
     blocks: list[dict[str, Any]] = []
+    citations: list[Citation] = []
     for block in cast(list[Any], content):
         if not isinstance(block, dict):
             raise MalformedResponse("a content block is not an object")
@@ -434,6 +440,11 @@ def parse_response(body: Any) -> ModelResponse:
             text = item["text"]
             if not isinstance(text, str):
                 raise MalformedResponse("a text block's text is not a string")
+            texts.append(text)
+        elif "citationsContent" in item:
+            text = cited_text(item)
+            at = sum(len(piece) for piece in texts)
+            citations.extend(cited_block(item, (at, at + len(text))))
             texts.append(text)
         elif "toolUse" in item:
             calls.append(_parse_tool_use(item["toolUse"]))
@@ -451,6 +462,7 @@ def parse_response(body: Any) -> ModelResponse:
             raw=answer,
             thinking=tuple(thinking),
             native=native,
+            citations=tuple(citations),
         )
     if reason == "tool_calls":
         raise MalformedResponse("stopReason is tool_use but there is no toolUse block")
@@ -461,6 +473,7 @@ def parse_response(body: Any) -> ModelResponse:
         raw=answer,
         thinking=tuple(thinking),
         native=native,
+        citations=tuple(citations),
     )
 
 

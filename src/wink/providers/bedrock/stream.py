@@ -1,7 +1,8 @@
 """ConverseStream: `POST /model/{modelId}/converse-stream`, answered in AWS event-stream
 frames (core's `EventStreamFraming`), each an event named by its `:event-type`:
 `messageStart`, `contentBlockStart` (a `toolUse` begins), `contentBlockDelta` (`text`,
-`toolUse.input` fragments, `reasoningContent` text, signature or redacted bytes),
+`toolUse.input` fragments, `reasoningContent` text, signature or redacted bytes, a
+document's `citation`: its text block is then a `citationsContent` block),
 `contentBlockStop`, `messageStop` (the stop reason), `metadata` (usage, metrics).
 
 An exception framed in the stream (`throttlingException`, `modelStreamErrorException`,
@@ -16,11 +17,12 @@ import json
 from collections.abc import Mapping
 from typing import Any, cast
 
-from ...core.foundation.events import StreamEvent, TextDelta, ThinkingDelta
+from ...core.foundation.events import CitationDelta, StreamEvent, TextDelta, ThinkingDelta
 from ...core.foundation.messages import ModelResponse
 from ...core.transport.decoding import Framing, Parse, ToolCalls, stream_failure, truncated
 from ...core.transport.errors import MalformedResponse
 from ...core.transport.eventstream import EventStreamFraming
+from .citations import citation_of
 from .errors import stream_error_facts
 
 __all__ = ["ConverseStream", "ConverseStreamDecoder"]
@@ -59,7 +61,7 @@ class ConverseStream:
 class _Block:
     """A content block being assembled from its deltas."""
 
-    __slots__ = ("kind", "pieces", "redacted", "signature", "start")
+    __slots__ = ("citations", "kind", "pieces", "redacted", "signature", "start")
 
     def __init__(self, kind: str, start: dict[str, Any] | None = None) -> None:
         self.kind = kind
@@ -67,6 +69,7 @@ class _Block:
         self.pieces: list[str] = []
         self.signature: list[str] = []
         self.redacted: list[str] = []
+        self.citations: list[Any] = []
 
     def build(self, arguments: str | None) -> dict[str, Any]:
         if self.kind == "toolUse":
@@ -80,6 +83,9 @@ class _Block:
             if self.signature:
                 text["signature"] = "".join(self.signature)
             return {"reasoningContent": {"reasoningText": text}}
+        if self.citations:
+            content = [{"text": "".join(self.pieces)}]
+            return {"citationsContent": {"content": content, "citations": self.citations}}
         return {"text": "".join(self.pieces)}
 
 
@@ -152,6 +158,10 @@ class ConverseStreamDecoder:
             fragment = _text(cast(dict[str, Any], used).get("input", ""), "toolUse.input")
             self._blocks[index].pieces.append(fragment)
             self._calls.add(index, fragment, out)
+        elif "citation" in fields:
+            citation = citation_of(fields["citation"])
+            self._block(index, "text").citations.append(fields["citation"])
+            out.append(CitationDelta(citation))
         elif "reasoningContent" in fields:
             reasoning = fields["reasoningContent"]
             if not isinstance(reasoning, dict):

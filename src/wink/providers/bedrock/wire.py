@@ -28,9 +28,7 @@ class Converse(Provider):
     """The Converse API: one wire format for every model Bedrock serves."""
 
     name = converse.PROVIDER
-    unsupported_settings = frozenset(
-        {"seed", "prompt_cache_key", "prompt_cache_retention", "parallel_tool_calls"}
-    )
+    unsupported_settings = frozenset({"seed", "parallel_tool_calls"})
     stream_format = LazyStreamFormat(f"{__package__}.stream", "ConverseStream")
     content_rules = converse.CONTENT_RULES
 

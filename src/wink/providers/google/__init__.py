@@ -39,9 +39,7 @@ class Gemini(Provider):
     """`POST /v1beta/models/{model}:generateContent` (`:streamGenerateContent?alt=sse`)."""
 
     name = generate.PROVIDER
-    unsupported_settings = frozenset(
-        {"prompt_cache_key", "prompt_cache_retention", "parallel_tool_calls"}
-    )
+    unsupported_settings = frozenset({"parallel_tool_calls"})
     stream_format = LazyStreamFormat(f"{__name__}.stream", "GeminiStream")
     content_rules = generate.CONTENT_RULES
     counts_tokens = True

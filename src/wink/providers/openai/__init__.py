@@ -21,6 +21,7 @@ from ..host import Endpoint, Host
 from ..stainless import StainlessCalls
 from . import chat, responses
 from .client import RATE_LIMIT_HEADERS, load_openai_client, map_openai_errors
+from .settings import OpenAISettings
 from .thinking import openai_reasoning_effort
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ class _OpenAIWire(Provider):
     """What both wire formats share: the client, the error map."""
 
     rate_limit_headers = RATE_LIMIT_HEADERS
+    settings_type = OpenAISettings  # its prompt-cache options on top of the shared ones
 
     def make_client(self) -> Any:
         return load_openai_client(self.host.endpoint(), self.connection.timeout)

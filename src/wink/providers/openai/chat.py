@@ -58,7 +58,7 @@ _FINISH_REASONS: dict[str, FinishReason] = {
 _NO_SYSTEM_ROLE = re.compile(r"^o1-(mini|preview)")
 _DEVELOPER_ROLE = re.compile(r"^(ft:)?(o\d|gpt-5)")
 
-# ModelSettings field -> request key.
+# ModelSettings (and OpenAISettings) field -> request key.
 _SETTING_KEYS: dict[str, str] = {
     "temperature": "temperature",
     "max_tokens": "max_completion_tokens",

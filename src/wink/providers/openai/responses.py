@@ -61,7 +61,8 @@ _INCOMPLETE_REASONS: dict[str, FinishReason] = {
     "content_filter": "content_filter",
 }
 
-# ModelSettings field -> request key (the Responses API has no stop sequences or seed).
+# ModelSettings (and OpenAISettings) field -> request key (the Responses API has no stop
+# sequences or seed).
 _SETTING_KEYS: dict[str, str] = {
     "temperature": "temperature",
     "max_tokens": "max_output_tokens",

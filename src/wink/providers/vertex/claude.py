@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from ...core.foundation.builtin import WebSearch, refuse_builtin
 from ...core.foundation.errors import ConfigurationError
+from ...core.foundation.messages import ModelRequest
 from ...core.transport.http import WireRequest
 from ..anthropic import AnthropicMessages
 from ..host import Endpoint, Host, Signer
@@ -57,6 +59,14 @@ class VertexClaude(AnthropicMessages):
     location asked. Vertex has no Anthropic batches (the host refuses them)."""
 
     stream_format = _StreamRawPredict()
+
+    def translate(self, request: ModelRequest) -> WireRequest:
+        # Vertex offers Claude's web search (Google's "Web search with Anthropic Claude
+        # models" page), not its code execution or web fetch tools
+        for tool in request.builtin_tools:
+            if not isinstance(tool, WebSearch):
+                raise refuse_builtin("Claude on Vertex AI", tool)
+        return super().translate(request)
 
     def token_count_form(self, path: str, body: Mapping[str, Any]) -> WireRequest:
         # Vertex counts at `count-tokens:rawPredict`, the model named in the body as in

@@ -17,9 +17,19 @@ from ..records import Provider, ToolResultView
 from ..server import RawRequest
 from ..thinking import ReasoningLedger, intact, opens, seal
 from ..turns import Turn
+from .anthropic_batch import ANTHROPIC_BATCHES
+from .anthropic_builtin import (
+    altered_server_block,
+    beta_problem,
+    builtin_blocks,
+    cited_text_blocks,
+    remember_server_blocks,
+    server_tool_usage,
+)
 from .anthropic_citations import answer_citations, citations_problem
 from .anthropic_stream import anthropic_stream, anthropic_stream_error
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
+from .batch import EmulatedBatchApi
 from .sse import SseFraming
 
 __all__ = ["AnthropicWire"]
@@ -75,6 +85,7 @@ class AnthropicWire(SseFraming):
         }
 
     base_path = ""
+    batches: EmulatedBatchApi | None = ANTHROPIC_BATCHES
 
     def own_route(self, raw: RawRequest) -> HostRoute | None:
         return HostRoute(self.provider) if raw.path == "/v1/messages" else None
@@ -96,7 +107,13 @@ class AnthropicWire(SseFraming):
         content = self._thinking(turn, ctx)
         thought = bool(content)
         refused = turn.finish == "refusal"  # the words go in stop_details.explanation
-        if turn.content is not None and not refused:
+        ran, searches = builtin_blocks(turn, ctx)
+        content.extend(ran)
+        if ctx.ledger is not None:
+            remember_server_blocks(ctx.ledger, ran)
+        if turn.content is not None and not refused and turn.citations:
+            content.extend(cited_text_blocks(turn.content, turn.citations))
+        elif turn.content is not None and not refused:
             cited = answer_citations(ctx.body)
             content.append({"type": "text", "text": turn.content, **_listed(cited)})
         calls = [
@@ -131,6 +148,8 @@ class AnthropicWire(SseFraming):
             "service_tier": "standard",
             "inference_geo": "not_available",
         }
+        if turn.ran:
+            usage_body["server_tool_use"] = server_tool_usage(turn, searches)
         if usage.reasoning_tokens:
             usage_body["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
         stop_details = (
@@ -149,6 +168,11 @@ class AnthropicWire(SseFraming):
             "stop_details": stop_details,
             "usage": usage_body,
         }
+        if any(block.get("type") == "server_tool_use" and "code" in block["name"] for block in ran):
+            body["container"] = {
+                "id": "container_011" + ctx.ids.alnum(21),
+                "expires_at": rfc3339(ctx.now + 3600),
+            }
         return Rendered(200, self.headers(ctx), dump(body))
 
     def _thinking(self, turn: Turn, ctx: WireContext) -> list[dict[str, Any]]:
@@ -281,6 +305,10 @@ class AnthropicWire(SseFraming):
             )
         return citations_problem(body)
 
+    def check_headers(self, headers: dict[str, str], body: dict[str, Any]) -> str | None:
+        """The server tools the request's `anthropic-beta` flags do not enable."""
+        return beta_problem(headers, body)
+
     def found_parts(self, body: dict[str, Any]) -> list[FoundPart]:
         found: list[FoundPart] = []
         for index, message in enumerate(as_list(body.get("messages"))):
@@ -346,7 +374,9 @@ class AnthropicWire(SseFraming):
             return Fault.bad_request(problem)
         for index, message in enumerate(messages):
             if message.get("role") == "assistant":
-                problem = _altered_block(index, _blocks(message), ledger)
+                blocks = _blocks(message)
+                problem = _altered_block(index, blocks, ledger)
+                problem = problem or altered_server_block(index, blocks, ledger)
                 if problem is not None:
                     return Fault.bad_request(problem)
         last = max(

@@ -39,7 +39,7 @@ def anthropic_stream(body: dict[str, Any], ctx: WireContext, size: int, turn: Tu
 
     usage = body["usage"]
     opening: dict[str, Any] = {
-        **body,
+        **{key: value for key, value in body.items() if key != "container"},
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
@@ -55,7 +55,12 @@ def anthropic_stream(body: dict[str, Any], ctx: WireContext, size: int, turn: Tu
         "stop_sequence": None,
         "stop_details": body.get("stop_details"),
     }
-    emit("message_delta", delta=stop, usage={"output_tokens": usage["output_tokens"]})
+    if "container" in body:  # the code execution sandbox, named as the message ends
+        stop["container"] = body["container"]
+    counts = {"output_tokens": usage["output_tokens"]}
+    if "server_tool_use" in usage:
+        counts["server_tool_use"] = usage["server_tool_use"]
+    emit("message_delta", delta=stop, usage=counts)
     emit("message_stop")
     return events
 

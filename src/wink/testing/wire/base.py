@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..caching import CachePrefix
 from ..faults import Fault
 from ..formats import IdSource, seconds_text
 from ..history import HistoryEntry
-from ..hosts import HostRoute
+from ..hosts import EmulatedHost, HostRoute
 from ..parts import FoundPart
 from ..ratelimit import RateSnapshot
 from ..records import Provider, ToolResultView
 from ..server import RawRequest
 from ..thinking import ReasoningLedger
 from ..turns import Turn
+
+if TYPE_CHECKING:
+    from .batch import EmulatedBatchApi
 
 __all__ = [
     "Headers",
@@ -41,6 +44,7 @@ class WireContext:
     rate: RateSnapshot | None = None
     google_call_ids: bool = False
     ledger: ReasoningLedger | None = None  # what a follow-up must carry back
+    host: EmulatedHost | None = None  # the host whose path it came on (None: the wire's own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +62,8 @@ class WireFormat(Protocol):
     provider: Provider
 
     base_path: str  # what follows the emulator's URL in the SDK's `base_url`
+
+    batches: EmulatedBatchApi | None  # the provider's batch API (`<wire>_batch.py`), if any
 
     def own_route(self, raw: RawRequest) -> HostRoute | None:
         """The route of a request on the provider's own path for this wire, else None."""

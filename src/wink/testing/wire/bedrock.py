@@ -29,6 +29,8 @@ from ..server import RawRequest
 from ..thinking import ReasoningLedger, intact, opens, seal
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
+from .batch import EmulatedBatchApi
+from .bedrock_citations import answer_block, block_text
 from .bedrock_stream import bedrock_stream, corrupt_frame, stream_error
 
 __all__ = ["AwsCredentials", "BedrockAuth", "BedrockWire"]
@@ -72,6 +74,7 @@ class BedrockWire:
         return {"content-type": "application/json", "x-amzn-requestid": str(uuid.uuid4())}
 
     base_path = ""
+    batches: EmulatedBatchApi | None = None  # Bedrock's batch inference is not emulated
 
     def own_route(self, raw: RawRequest) -> HostRoute | None:
         match = CONVERSE_ROUTE.match(raw.path)
@@ -106,7 +109,8 @@ class BedrockWire:
         content = self._reasoning(turn, ctx)
         thought = bool(content)
         if turn.content is not None and turn.finish != "refusal":  # Converse has no refusal:
-            content.append({"text": turn.content})  # the model's words are filtered out
+            # the model's words are filtered out
+            content.append(answer_block(ctx.body, turn.content))
         calls = [
             {
                 "toolUse": {
@@ -310,7 +314,7 @@ class BedrockWire:
             message = as_object(raw)
             blocks = _blocks(message)
             if message.get("role") == "assistant":
-                texts = [as_str(block.get("text")) or "" for block in blocks if "text" in block]
+                texts = [text for text in map(block_text, blocks) if text is not None]
                 if texts:
                     entries.append(HistoryEntry("assistant", "".join(texts)))
                 for block in blocks:

@@ -37,11 +37,16 @@ def stream_error(fault: Fault) -> list[bytes]:
 
 def bedrock_stream(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) -> list[bytes]:
     """The answer's events as ConverseStream frames them; text, reasoning and tool input
-    in pieces of `size` characters, a redacted block whole."""
+    in pieces of `size` characters, a redacted block whole, a citation whole."""
     events = [event_frame("messageStart", {"role": "assistant"})]
     for index, block in enumerate(body["output"]["message"]["content"]):
         if "text" in block:
             events += [_delta(index, {"text": piece}) for piece in split(block["text"], size)]
+        elif "citationsContent" in block:  # each citation, then the text it supports
+            cited = block["citationsContent"]
+            events += [_delta(index, {"citation": citation}) for citation in cited["citations"]]
+            text = "".join(piece["text"] for piece in cited["content"])
+            events += [_delta(index, {"text": piece}) for piece in split(text, size)]
         elif "reasoningContent" in block:
             reasoning = block["reasoningContent"]
             if "redactedContent" in reasoning:

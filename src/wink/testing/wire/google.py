@@ -17,6 +17,8 @@ from ..server import RawRequest
 from ..thinking import ReasoningLedger, seal
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
+from .batch import EmulatedBatchApi
+from .google_batch import GOOGLE_BATCHES
 from .google_builtin import builtin_metadata, builtin_parts, builtin_refusal
 from .google_stream import google_event, google_stream, google_stream_error
 from .sse import SseFraming
@@ -115,6 +117,7 @@ class GoogleWire(SseFraming):
         }
 
     base_path = ""
+    batches: EmulatedBatchApi | None = GOOGLE_BATCHES
 
     def own_route(self, raw: RawRequest) -> HostRoute | None:
         match = GENERATE_ROUTE.match(raw.path)

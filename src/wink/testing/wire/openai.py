@@ -17,7 +17,9 @@ from ..server import RawRequest
 from ..thinking import ReasoningLedger
 from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message, retry_headers
-from .openai_stream import chat_stream, chat_stream_error
+from .batch import EmulatedBatchApi
+from .openai_batch import OPENAI_BATCHES
+from .openai_stream import chat_stream, chat_stream_error, shown_thoughts
 from .sse import SseFraming
 
 __all__ = ["OpenAIChatWire", "OpenAIWireBase"]
@@ -59,6 +61,7 @@ class OpenAIWireBase(SseFraming):
 
     base_path = "/v1"
     path = "/v1/chat/completions"  # the wire's own path
+    batches: EmulatedBatchApi | None = OPENAI_BATCHES  # both OpenAI wires' batch API
 
     def own_route(self, raw: RawRequest) -> HostRoute | None:
         return HostRoute(self.provider) if raw.path == self.path else None
@@ -229,6 +232,8 @@ class OpenAIChatWire(OpenAIWireBase):
         return chat_stream_error(fault)
 
     def render_turn(self, turn: Turn, ctx: WireContext) -> Rendered:
+        """The completion; its message carries the turn's thinking only on a host that
+        shows it (`EmulatedHost.reasoning`: DeepSeek's, OpenRouter's field)."""
         refused = turn.finish == "refusal"
         message: dict[str, Any] = {
             "role": "assistant",
@@ -236,6 +241,8 @@ class OpenAIChatWire(OpenAIWireBase):
             "refusal": turn.content if refused else None,
             "annotations": [],
         }
+        if ctx.host is not None:  # a compatible host shows the thinking OpenAI keeps
+            message.update(ctx.host.reasoning(shown_thoughts(turn)))
         if turn.calls:
             message["tool_calls"] = [
                 {

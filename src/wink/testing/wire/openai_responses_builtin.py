@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..builtin import EmulatedCitation, EmulatedCodeRun, EmulatedSearch
+from ..builtin import EmulatedCitation, EmulatedCodeRun, EmulatedFetch, EmulatedSearch
 from ..faults import Fault
 from ..formats import as_list, as_object, as_str
 from ..turns import ExpectationFailed, Turn
@@ -115,6 +115,8 @@ def builtin_items(turn: Turn, ctx: WireContext) -> list[dict[str, Any]]:
             items.append(
                 {"id": item_id, "type": "web_search_call", "status": "completed", "action": action}
             )
+        elif isinstance(run, EmulatedFetch):
+            raise ExpectationFailed("the turn reads a page: the Responses API has no such tool")
         else:
             if "code_interpreter" not in offered:
                 raise ExpectationFailed("the turn runs code the request does not offer")

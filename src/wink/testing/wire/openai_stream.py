@@ -11,7 +11,7 @@ from ..turns import Turn
 from .base import WireContext
 from .sse import sse_event
 
-__all__ = ["STREAM_ERRORS", "chat_stream", "chat_stream_error"]
+__all__ = ["STREAM_ERRORS", "chat_stream", "chat_stream_error", "shown_thoughts"]
 
 STREAM_ERRORS: dict[str, tuple[str, str | None, str]] = {
     # fault kind -> (type, code, message), as both OpenAI wires word them
@@ -38,8 +38,9 @@ STREAM_ERRORS: dict[str, tuple[str, str | None, str]] = {
 
 
 def chat_stream(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) -> list[bytes]:
-    """The answer as chunks: the role, the text (or refusal) and each call's arguments in
-    pieces of `size` characters, the finish reason, the usage when asked for."""
+    """The answer as chunks: the role, the thinking (on a host that shows it), the text
+    (or refusal) and each call's arguments in pieces of `size` characters, the finish
+    reason, the usage when asked for."""
     base = {
         "id": body["id"],
         "object": "chat.completion.chunk",
@@ -65,6 +66,12 @@ def chat_stream(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) -
         }
     ).split(b'"\\u0000"')
     events = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    host = ctx.host
+    if host is not None and host.reasoning_field is not None:  # thinking before the answer
+        for index, thought in enumerate(shown_thoughts(turn)):
+            events.extend(
+                chunk(host.reasoning_delta(piece, index)) for piece in split(thought, size)
+            )
     if message.get("refusal"):
         events.extend(chunk({"refusal": piece}) for piece in split(message["refusal"], size))
     elif message.get("content"):
@@ -90,6 +97,11 @@ def chat_stream(body: dict[str, Any], ctx: WireContext, size: int, turn: Turn) -
         events.append(sse_event({**base, "choices": [], "usage": body["usage"]}))
     events.append(b"data: [DONE]\n\n")
     return events
+
+
+def shown_thoughts(turn: Turn) -> list[str]:
+    """The turn's thinking a compatible host shows (a redacted thought it keeps)."""
+    return [thought.text for thought in turn.thinking if not thought.redacted]
 
 
 def chat_stream_error(fault: Fault) -> list[bytes]:
