@@ -17,7 +17,11 @@ import pytest
 # keep it in a cache under the temp folder instead, shared by every run and every worker,
 # never in the tree. Before wink is imported, so that it is cached too.
 if sys.dont_write_bytecode:
-    CACHE = os.path.join(tempfile.gettempdir(), f"wink-pycache-{getpass.getuser()}")
+    try:
+        OWNER = getpass.getuser()
+    except (KeyError, OSError):  # a uid with no name (some containers)
+        OWNER = str(os.getpid())
+    CACHE = os.path.join(tempfile.gettempdir(), f"wink-pycache-{OWNER}")
     sys.dont_write_bytecode = False
     sys.pycache_prefix = sys.pycache_prefix or CACHE
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
