@@ -21,10 +21,8 @@ PYTHON = "3.11"
 def tests(session: nox.Session) -> None:
     session.install("-e", ".[all,dev]")
     _install_redis_server(session)
-    # everything, the slow too, in one process (`-n 0`): under pytest-xdist, two tests
-    # that send SIGINT to a child process timed out once on a loaded machine, not yet
-    # understood (docs/contributing.md)
-    session.run("pytest", "-m", "slow or not slow", "-n", "0", *session.posargs)
+    # everything, the slow too, on every core (`-n auto` in pyproject's addopts)
+    session.run("pytest", "-m", "slow or not slow", *session.posargs)
 
 
 def _install_redis_server(session: nox.Session) -> None:
