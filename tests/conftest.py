@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import signal
 import sys
 import tempfile
 from collections.abc import Callable
@@ -28,6 +29,12 @@ if sys.dont_write_bytecode:
     os.environ.setdefault("PYTHONPYCACHEPREFIX", sys.pycache_prefix)
 
 from wink.testing import ProviderEmulator, Turn  # after the cache is set
+
+# A shell starts a background job (`cmd &`) with SIGINT ignored, and a child inherits an
+# ignored signal: the tests that press Ctrl-C in a child would wait forever. A handled
+# signal is reset to its default in a child, so handle it here.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Bedrock needs a region for its URL and its signatures; a test that is about the region
 # unsets it. Set here, not per test: subprocesses the tests start inherit it too.
