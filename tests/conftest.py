@@ -40,6 +40,15 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 # unsets it. Set here, not per test: subprocesses the tests start inherit it too.
 os.environ.setdefault("AWS_REGION", "us-east-1")
 
+# Every SDK client (each adapter makes one per event loop) builds a TLS context and loads
+# the system's CA bundle into it: 140 certificates, 20 to 60 ms of CPU each time, which
+# was two thirds of the quick run's CPU. No test makes a TLS connection (every server is
+# on http://127.0.0.1), so the tests and their children trust one certificate no server
+# uses (`SSL_CERT_FILE`, read by httpx2, the google-genai SDK and OpenSSL): a context
+# costs 2 ms, and a call that did reach a real https:// server would fail its handshake.
+os.environ["SSL_CERT_FILE"] = os.path.join(os.path.dirname(__file__), "helpers", "unused-ca.pem")
+os.environ.pop("SSL_CERT_DIR", None)
+
 
 @pytest.fixture
 def emulator(provider_emulator_factory: Callable[..., ProviderEmulator]) -> ProviderEmulator:
