@@ -1,10 +1,12 @@
 """One process of a fleet: `python fleet_worker.py BASE_URL REDIS_URL|- NAMESPACE COUNT CONC
-RETRY_EVERY`.
+RETRY_EVERY REDIS_TIMEOUT`.
 
 Runs COUNT evaluations, CONC at a time, against an OpenAI-shaped emulator, with a
-RedisLimiter (or the default in-process limiter for `-`). It waits for a line on stdin
-before starting, so that a test can start the whole fleet at once, and prints one JSON
-object: evaluations ok and failed, the limiter's warnings, and whether Redis answers.
+RedisLimiter (or the default in-process limiter for `-`); with COUNT 0, CONC at a time
+until a second line on stdin says stop. It waits for a line on stdin before starting, so
+that a test can start the whole fleet at once. Each warning of the limiter is printed as
+it is logged (`warning: ...`), and at the end one JSON object: evaluations ok and failed,
+the limiter's warnings, and whether Redis answers.
 """
 
 from __future__ import annotations
@@ -33,16 +35,24 @@ class Count(logging.Handler):
         self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+        message = record.getMessage()
+        self.messages.append(message)
+        print(f"warning: {message}", flush=True)  # a test may be waiting for it
 
 
 async def main(
-    base_url: str, redis_url: str, namespace: str, count: int, conc: int, retry_every: float
+    base_url: str,
+    redis_url: str,
+    namespace: str,
+    count: int,
+    conc: int,
+    retry_every: float,
+    redis_timeout: float,
 ) -> None:
     warnings = Count()
     logging.getLogger("wink.limiter").addHandler(warnings)
     limiter = (
-        RedisLimiter(redis_url, namespace=namespace, retry_every=retry_every)
+        RedisLimiter(redis_url, namespace=namespace, retry_every=retry_every, timeout=redis_timeout)
         if redis_url != "-"
         else None
     )
@@ -53,21 +63,36 @@ async def main(
         limiter=limiter,
         retry_policy=RetryPolicy(max_attempts=100, initial_delay=0.01, max_delay=1.0),
     )
-    gate = asyncio.Semaphore(conc)
     ok = failed = 0
 
     async def one() -> None:
         nonlocal ok, failed
-        async with gate:
-            try:
-                await adapter.evaluate_async(HELLO, session=Session())
-                ok += 1
-            except WinkError:
-                failed += 1
+        try:
+            await adapter.evaluate_async(HELLO, session=Session())
+            ok += 1
+        except WinkError:
+            failed += 1
+
+    async def until(stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            await one()
 
     print("ready", flush=True)
     await asyncio.to_thread(sys.stdin.readline)
-    await asyncio.gather(*(one() for _ in range(count)))
+    if count:
+        gate = asyncio.Semaphore(conc)
+
+        async def gated() -> None:
+            async with gate:
+                await one()
+
+        await asyncio.gather(*(gated() for _ in range(count)))
+    else:
+        stop = asyncio.Event()
+        running = [asyncio.create_task(until(stop)) for _ in range(conc)]
+        await asyncio.to_thread(sys.stdin.readline)
+        stop.set()
+        await asyncio.gather(*running)
     await adapter.aclose()
     result = {
         "ok": ok,
@@ -79,5 +104,15 @@ async def main(
 
 
 if __name__ == "__main__":
-    base_url, redis_url, namespace, count, conc, retry_every = sys.argv[1:7]
-    asyncio.run(main(base_url, redis_url, namespace, int(count), int(conc), float(retry_every)))
+    base_url, redis_url, namespace, count, conc, retry_every, redis_timeout = sys.argv[1:8]
+    asyncio.run(
+        main(
+            base_url,
+            redis_url,
+            namespace,
+            int(count),
+            int(conc),
+            float(retry_every),
+            float(redis_timeout),
+        )
+    )
