@@ -159,13 +159,14 @@ def test_status_faults(
 async def test_transport_faults_async(
     emu: ProviderEmulator, async_anthropic: Callable[..., anthropic.AsyncAnthropic]
 ) -> None:
-    async with async_anthropic(timeout=0.3) as client:
+    async with async_anthropic() as client:  # a short timeout for the hang only (below)
         emu.inject(Fault.drop_connection())
         with pytest.raises(anthropic.APIConnectionError):
             await client.messages.create(model="c", max_tokens=5, messages=MESSAGES)
         emu.inject(Fault.hang(5))
+        hurried = client.with_options(timeout=0.3)
         with pytest.raises(anthropic.APITimeoutError):
-            await client.messages.create(model="c", max_tokens=5, messages=MESSAGES)
+            await hurried.messages.create(model="c", max_tokens=5, messages=MESSAGES)
         emu.inject(Fault.wrong_shape())
         message = await client.messages.create(model="c", max_tokens=5, messages=MESSAGES)
     assert message.content is None  # type: ignore[comparison-overlap]
