@@ -152,6 +152,26 @@ def test_the_time_trace_profiles_the_thread_the_evaluation_runs_on(mode: str) ->
     assert places["wink: transport"] > 0
 
 
+def test_the_phase_trace_marks_every_phase_of_the_sync_loop() -> None:
+    """The breakdown of docs/performance.md: every mark is reached in every loop (a mark
+    whose function moved would leave its phase empty or fail the run), in order, and
+    the wrapped functions are put back."""
+    from benchmarks.trace_phases import PHASES, measure
+
+    from wink.core.foundation import runtime
+
+    begin = runtime.Running.begin
+    wink_phases, raw_phases = measure(3)
+    assert runtime.Running.begin is begin
+    for label in (*PHASES.values(), "in all"):
+        assert len(wink_phases[label]) == 3
+        assert min(wink_phases[label]) >= 0
+    for loop in range(3):  # the phases follow each other: they add up to the whole
+        parts = sum(wink_phases[label][loop] for label in PHASES.values())
+        assert parts == pytest.approx(wink_phases["in all"][loop])
+    assert all(len(spent) == 3 and min(spent) > 0 for spent in raw_phases.values())
+
+
 def test_the_short_path_variants_run_the_same_loop(loop_server: Emulator) -> None:
     """The plain-function and `Tool` variants of the short-path rows do the same work."""
     from benchmarks.short_path import LOOKUP_TOOL, _scripted_us, lookup_function

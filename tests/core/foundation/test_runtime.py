@@ -220,6 +220,25 @@ def test_run_in_thread_runs_on_a_wink_worker_with_the_callers_context() -> None:
     assert seen == "the caller"
 
 
+def test_run_in_thread_raises_the_calls_exception_where_it_is_awaited() -> None:
+    """An exception reaches the awaiting task as itself; a `StopIteration`, which an
+    asyncio future refuses (the await would hang), as a `RuntimeError`."""
+
+    def refuse() -> None:
+        raise LookupError("no such key")
+
+    async def main() -> tuple[BaseException, BaseException]:
+        with pytest.raises(LookupError) as refused:
+            await run_in_thread(refuse)
+        with pytest.raises(RuntimeError, match="StopIteration") as stopped:
+            await asyncio.wait_for(run_in_thread(next, iter(())), timeout=5)
+        return refused.value, stopped.value
+
+    refused, stopped = asyncio.run(main())
+    assert str(refused) == "no such key"
+    assert "StopIteration" in str(stopped)
+
+
 def test_a_sync_call_carries_the_callers_context() -> None:
     where: ContextVar[str] = ContextVar("where", default="unset")
 

@@ -366,7 +366,7 @@ class ToolExecutor:
             return self._failed(
                 call, params, str(error), "internal_error", error, started, bug=tool
             )
-        tool_result = cast(ToolResult[Any], result)
+        tool_result = cast("ToolResult[Any]", result)
         if not tool_result.success:
             self.session.rollback(snapshot, key)
             return self._failed_on_purpose(call, tool_result, params, started)
@@ -519,7 +519,7 @@ def _wire_problem(value: Any, path: str) -> str | None:
         shown = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
         return f"{where}: {shown} is not a JSON number"
     if isinstance(value, Mapping):
-        for key, item in cast(Mapping[Any, Any], value).items():
+        for key, item in cast("Mapping[Any, Any]", value).items():
             if isinstance(key, str) and _scrub_surrogates(key) != key:
                 return f"{where}: a key with a lone UTF-16 surrogate, which is not valid Unicode"
             problem = _wire_problem(item, f"{path}.{key}" if path else str(key))
@@ -527,7 +527,7 @@ def _wire_problem(value: Any, path: str) -> str | None:
                 return problem
         return None
     if isinstance(value, list | tuple):
-        for index, item in enumerate(cast(Sequence[Any], value)):
+        for index, item in enumerate(cast("Sequence[Any]", value)):
             problem = _wire_problem(item, f"{path}[{index}]")
             if problem is not None:
                 return problem
@@ -540,10 +540,10 @@ def _wire_safe(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, Mapping):
-        items = cast(Mapping[Any, Any], value).items()
+        items = cast("Mapping[Any, Any]", value).items()
         return {_wire_safe(key): _wire_safe(item) for key, item in items}
     if isinstance(value, list | tuple):
-        return [_wire_safe(item) for item in cast(Sequence[Any], value)]
+        return [_wire_safe(item) for item in cast("Sequence[Any]", value)]
     return value
 
 

@@ -64,12 +64,15 @@ class Pricer:
 
     def tag(self, response: ModelResponse) -> ModelResponse:
         """`response` with its price tag: the cost is worked out when first read."""
+        return replace(response, price_tag=self.price_tag(response))
+
+    def price_tag(self, response: ModelResponse) -> PriceTag:
+        """The price tag of `response` (for a caller that sets other fields with it)."""
         usage = response.usage
         model = response.model or self.model
         tier = response.service_tier
         answered = time.time()
-        tagged = PriceTag(lambda: self.cost(usage, model, tier, answered))
-        return replace(response, price_tag=tagged)
+        return PriceTag(lambda: self.cost(usage, model, tier, answered))
 
     def check(self) -> None:
         """Raise `ConfigurationError` unless the asked model has a price: a budget in

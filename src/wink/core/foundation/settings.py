@@ -7,7 +7,7 @@ its own request fields (or refuses it, at construction).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, cast, get_args
 
@@ -212,8 +212,8 @@ class ModelSettings:
     def to_fields(self, names: Mapping[str, str]) -> dict[str, Any]:
         """The settings that are set, under the provider's names (`names`: ours -> theirs;
         a wire's own setting, a subclass's field, is sent when these settings have it)."""
-        known = _known_names()
-        if not isinstance(cast(object, names), Mapping) or not names.keys() <= known:
+        if not isinstance(cast(object, names), Mapping) or not _known(names.keys()):
+            known = _known_names()
             raise InvalidArgumentError(
                 "ModelSettings.to_fields(names=...) maps setting names "
                 f"({', '.join(sorted(known))}) to a provider's, got {names!r}",
@@ -227,6 +227,22 @@ class ModelSettings:
                     list(cast(tuple[str, ...], value)) if isinstance(value, tuple) else value
                 )
         return fields
+
+
+_CHECKED: set[frozenset[str]] = set()  # name sets already found known: checked once
+
+
+def _known(names: Collection[str]) -> bool:
+    """Whether every one of `names` is a setting's name. A provider maps the same names
+    on every request: once known they stay known (subclasses only add names), so each
+    set is looked up once, not walked over every settings class per request."""
+    key = frozenset(names)
+    if key in _CHECKED:
+        return True
+    if not key <= _known_names():
+        return False
+    _CHECKED.add(key)
+    return True
 
 
 def _known_names() -> frozenset[str]:

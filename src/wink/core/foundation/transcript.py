@@ -72,7 +72,7 @@ class Transcript:
                 "JSON, use Transcript.from_json)",
                 argument="messages",
             )
-        checked = tuple(cast(Iterable[object], given))
+        checked = tuple(cast("Iterable[object]", given))
         object.__setattr__(self, "messages", checked)
         object.__setattr__(self, "pending", _check(checked))
 
@@ -233,5 +233,5 @@ def pending_call(call: ToolCall) -> PendingToolCall:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except ValueError:
             arguments = {}
-    decoded = dict(cast(Mapping[str, Any], arguments)) if isinstance(arguments, Mapping) else {}
+    decoded = dict(cast("Mapping[str, Any]", arguments)) if isinstance(arguments, Mapping) else {}
     return PendingToolCall(call.id, call.name, decoded)

@@ -581,7 +581,7 @@ class Prompt(Generic[OutputT]):
             tool_sources=tuple(result.sources.values()),
             instructions=self._instructions(),
             builtin_tools=merge_builtin_tools(
-                cast(tuple[BuiltinTool, ...], self.builtin_tools), tuple(result.builtin)
+                cast("tuple[BuiltinTool, ...]", self.builtin_tools), tuple(result.builtin)
             ),
         )
 
@@ -606,7 +606,7 @@ class Prompt(Generic[OutputT]):
                     placeholder=name,
                 )
             values[name] = str(getattr(source, name))
-        text = Template(textwrap.dedent(self.instructions).strip()).substitute(values)
+        text = _template(self.instructions).substitute(values)
         return text or None
 
     def _values(self, path: SectionPath, section: MarkdownSection) -> dict[str, str]:
@@ -638,6 +638,12 @@ def _has_field(value: object, name: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1024)
+def _template(body: str) -> Template:
+    """A section's template, dedented and compiled once (not on every render)."""
+    return Template(textwrap.dedent(body).strip())
+
+
 def _render_section(state: _Render, section: MarkdownSection, path: SectionPath) -> None:
     depth = min(len(path) + 1, _MAX_HEADING_DEPTH)
     values = state.values[path]
@@ -646,7 +652,7 @@ def _render_section(state: _Render, section: MarkdownSection, path: SectionPath)
         text = section.template
     else:
         body = section.summary if summarized and section.summary is not None else section.template
-        text = Template(textwrap.dedent(body).strip()).substitute(values)
+        text = _template(body).substitute(values)
     if section.title is None:
         if text:
             state.items.append(text)
@@ -662,7 +668,7 @@ def _render_section(state: _Render, section: MarkdownSection, path: SectionPath)
         )
     else:
         state.tools.extend(section.offered_tools)
-        state.builtin.extend(cast(tuple[BuiltinTool, ...], section.builtin_tools))
+        state.builtin.extend(cast("tuple[BuiltinTool, ...]", section.builtin_tools))
         for server in section.mcp_servers:
             state.sources.setdefault(id(server), server)
         state.items.extend(section.attachments)

@@ -391,9 +391,9 @@ class MalformedResponse(ValueError):
 def _at(node: Any, path: tuple[str, ...]) -> Any:
     """The value at `path`, None where it or the way to it is absent."""
     for key in path:
-        if not isinstance(node, Mapping):
+        if type(node) is not dict and not isinstance(node, Mapping):  # decoded JSON: a dict
             return None
-        node = cast(Mapping[str, Any], node).get(key)
+        node = cast("Mapping[str, Any]", node).get(key)  # a string: no alias built per key
     return node
 
 
@@ -429,9 +429,9 @@ def read_count(counts: Any, *path: str) -> int:
     for key in path:
         if node is None:
             return 0
-        if not isinstance(node, Mapping):
+        if type(node) is not dict and not isinstance(node, Mapping):  # dict: the fast way
             raise MalformedResponse(f"usage.{'.'.join(path)}: not an object on the way")
-        node = cast(Mapping[str, Any], node).get(key)
+        node = cast("Mapping[str, Any]", node).get(key)
     if node is None:
         return 0
     if not isinstance(node, int) or isinstance(node, bool):

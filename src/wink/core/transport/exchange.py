@@ -240,11 +240,14 @@ class Exchange:
             raise response_shape_error(
                 request.prompt_name, str(error), body=text[:2000], secrets=self._secrets
             ) from error
+        # both in one copy of the response (a dataclass `replace` is ~10 us)
+        changes: dict[str, Any] = {}
         rate_limit = rate_limit_info_from_headers(headers, translator.rate_limit_headers)
         if rate_limit is not None:
-            response = replace(response, rate_limit=rate_limit)
-        pricer = self._pricer
-        return response if pricer is None else pricer.tag(response)
+            changes["rate_limit"] = rate_limit
+        if self._pricer is not None:
+            changes["price_tag"] = self._pricer.price_tag(response)
+        return replace(response, **changes) if changes else response
 
 
 @contextlib.contextmanager

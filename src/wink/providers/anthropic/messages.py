@@ -347,7 +347,7 @@ def _input_of(call: ToolCall) -> dict[str, Any]:
             arguments = json.loads(arguments, parse_constant=_not_json)
         except ValueError:
             return {}
-    return dict(cast(Mapping[str, Any], arguments)) if isinstance(arguments, Mapping) else {}
+    return dict(cast("Mapping[str, Any]", arguments)) if isinstance(arguments, Mapping) else {}
 
 
 def _not_json(constant: str) -> Any:
