@@ -16,7 +16,7 @@ from typing import Any, cast
 
 import pytest
 
-from tests.helpers.throttling import run_jobs, virtual_time_loop, work_through
+from tests.helpers.throttling import redis_step, run_jobs, virtual_time_loop, work_through
 from wink.core.foundation.errors import ThrottleDetails, ThrottleError
 from wink.core.throttling import redis as redis_store
 from wink.core.throttling.headers import (
@@ -24,7 +24,7 @@ from wink.core.throttling.headers import (
     rate_limit_info_from_headers,
     retry_after_from_headers,
 )
-from wink.core.throttling.pace_store import MemoryStore, PaceChange, PaceState, PaceStore
+from wink.core.throttling.pace_store import MemoryStore, PaceState, PaceStore
 from wink.core.throttling.pacing import RequestPacer
 from wink.core.throttling.retry import RetryPolicy
 from wink.providers.openai import client as openai
@@ -315,18 +315,8 @@ class RemoteStore:
     async def _run(self, key: str, args: list[str]) -> tuple[PaceState, float]:
         sent = self.loop.time()
         await asyncio.sleep(self.way * (1 + 2 * self.dice.random()))
-        _, _, _, hold, factor, floor, action, most, mark, lead = args
-        self.store.apply_now(PaceChange(float(hold), float(factor), float(floor)))
-        if action == "book":
-            state = self.store.book_now(float(most), float(lead))
-        elif action == "release":
-            state = self.store.release_now(float(mark), float(most), float(lead))
-        else:
-            state = self.store.apply_now(PaceChange())
+        reply = redis_step(self.store, args)
         await asyncio.sleep(self.way * (1 + 2 * self.dice.random()))
-        reply = PaceState(
-            state.wait, state.mark, state.interval, state.held_for, shared=True, go=state.go
-        )
         return reply, self.loop.time() - sent
 
 
