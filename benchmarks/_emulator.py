@@ -18,6 +18,8 @@ import json
 import random
 from collections.abc import Callable
 
+from pydantic import BaseModel
+
 from wink.testing import (
     EmulatedRequest,
     EmulatedToolCall,
@@ -37,9 +39,21 @@ def streamed_text(chunks: int, chunk_size: int) -> str:
     return "".join(piece[index % 37 : index % 37 + chunk_size] for index in range(chunks))
 
 
+class Item(BaseModel):
+    name: str
+    note: str
+    score: int
+
+
+class Report(BaseModel):
+    """The output type `structured_answer()` validates as."""
+
+    items: list[Item]
+
+
 def structured_answer(size: int = 18_000) -> str:
     """A JSON answer of about `size` characters: `{"items": [{"name", "note", "score"}]}`
-    (strings, numbers and objects, each different)."""
+    (strings, numbers and objects, each different), a `Report`."""
     items: list[dict[str, object]] = []
     while len(json.dumps({"items": items})) < size:
         number = len(items)

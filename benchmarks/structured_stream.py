@@ -15,24 +15,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
-
 from . import raw_stream
 from ._common import Row, emulator, interleave, row
-from ._emulator import structured_answer
+from ._emulator import Report, structured_answer
 
 CHUNK = 8
 SCENARIO = "stream: 18 KB structured answer"
-
-
-class Item(BaseModel):
-    name: str
-    note: str
-    score: int
-
-
-class Report(BaseModel):
-    items: list[Item]
 
 
 def structured_stream(repeat: int, batch: int) -> list[Row]:

@@ -74,7 +74,7 @@ _DYNAMIC_IMPORTS: dict[str, str] = {
     "InProcessLimiter": ".core.throttling.limiter",
     "InvalidArgumentError": ".core.foundation.errors",
     "Limiter": ".core.throttling.limiter",
-    "MarkdownSection": ".core.prompting.prompt",
+    "MarkdownSection": ".core.prompting.sections",
     "ModelSettings": ".core.foundation.settings",
     "NotFoundError": ".core.foundation.errors",
     "OpenAIAdapter": ".adapters.named",

@@ -157,11 +157,13 @@ from .core.prompting.functions import (
     tool as tool,
 )
 from .core.prompting.prompt import (
-    MarkdownSection as MarkdownSection,
     Prompt as Prompt,
 )
 from .core.prompting.resources import (
     ResourceBinding as ResourceBinding,
+)
+from .core.prompting.sections import (
+    MarkdownSection as MarkdownSection,
 )
 from .core.prompting.session import (
     Session as Session,

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.adapters import MODELS, NO_RETRY, PROVIDERS
 from wink import (
     AdapterSwitched,
     AllAdaptersFailedError,
@@ -59,15 +60,6 @@ from wink.core.foundation.messages import (
 from wink.testing import EmulatedRequest, EmulatedToolCall, Fault, ProviderEmulator, Turn
 from wink.testing.scripted import ScriptedAdapter, call, final, tool_turn
 
-PROVIDERS = ["openai", "openai-responses", "anthropic", "google", "bedrock"]
-MODELS = {
-    "openai": "gpt-4.1",
-    "openai-responses": "gpt-4.1",
-    "anthropic": "claude-sonnet-4-6",
-    "google": "gemini-2.5-flash",
-    "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
-}
-NO_RETRY = RetryPolicy(max_attempts=1)
 PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from benchmarks._emulator import Report, structured_answer
 from pydantic import BaseModel
 
 from tests.helpers.adapters import FAST_RETRY, PROVIDERS, make_adapter
@@ -210,26 +211,6 @@ def test_what_does_not_validate_yet_is_no_partial() -> None:
     assert parse_partial_output(Day, "Let me look that up.") == (False, None)
 
 
-class Item(BaseModel):
-    name: str
-    note: str
-    score: int
-
-
-class Report(BaseModel):
-    items: list[Item]
-
-
-def long_report() -> dict[str, Any]:
-    """About 18 KB of JSON: 200 items of a name, a note and a score."""
-    return {
-        "items": [
-            {"name": f"item {n}", "note": f"note {n} " + "abcdefghij" * 6, "score": n * 7 % 101}
-            for n in range(200)
-        ]
-    }
-
-
 @pytest.mark.parametrize("via", ["text", "tool"])
 def test_a_long_answer_is_parsed_a_bounded_number_of_times(
     via: str, emulator: ProviderEmulator, monkeypatch: pytest.MonkeyPatch
@@ -246,7 +227,7 @@ def test_a_long_answer_is_parsed_a_bounded_number_of_times(
         return parse_partial_output(output_type, text)
 
     monkeypatch.setattr(module, "parse_partial_output", counted)
-    answer = long_report()
+    answer = json.loads(structured_answer())  # about 18 KB, as the benchmark streams
     size = len(json.dumps(answer))
     emulator.set_streaming(chunk_size=8)
     turn = (

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from tenacity import AsyncRetrying, RetryCallState
 
 from wink.core.foundation.errors import ThrottleDetails, ThrottleError, ThrottleKind
+from wink.core.throttling.pace_store import MemoryStore, PaceChange, PaceState
 from wink.core.throttling.pacing import Permit, RequestPacer
 from wink.core.throttling.retry import RetryPolicy
 
@@ -159,3 +160,20 @@ def run_jobs(
         return loop.time(), failed
 
     return loop.run_until_complete(run_all())
+
+
+def redis_step(store: MemoryStore, args: list[str]) -> PaceState:
+    """What the Redis script does with the arguments of `RedisLimiter._run`, on a
+    `MemoryStore` (whose semantics it shares): the change, then the action; the state as
+    Redis answers it. For stand-ins of Redis that test `RedisStore` without one."""
+    _, _, _, hold, factor, floor, action, most, mark, lead = args
+    store.apply_now(PaceChange(float(hold), float(factor), float(floor)))
+    if action == "book":
+        state = store.book_now(float(most), float(lead))
+    elif action == "release":
+        state = store.release_now(float(mark), float(most), float(lead))
+    else:
+        state = store.apply_now(PaceChange())
+    return PaceState(
+        state.wait, state.mark, state.interval, state.held_for, shared=True, go=state.go
+    )

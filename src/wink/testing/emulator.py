@@ -20,14 +20,15 @@ send them before a stream starts.
 
 The three batch APIs are served too (`batches.py`): each item of a batch is answered as
 the request it stands for would be, from the same script.
+
+What the emulator holds between requests (script, faults, rate limiter, records) is
+`state.py`'s; how a turn or fault becomes the bytes sent is `replies.py`'s.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections import deque
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Self, cast
@@ -40,28 +41,17 @@ from .batches import BatchEndpoint, BatchStore, batch_endpoint
 from .caching import PromptCache
 from .faults import Fault, RateLimit
 from .formats import IdSource, as_object
+from .hosts import EmulatedHost
 from .internal import LOG, EmulatorInternalError, InternalError, internal_error_reply, record_of
 from .parts import received_parts
-from .ratelimit import RateSnapshot, TokenBucket
-from .records import (
-    EmulatedRequest,
-    EmulatorStats,
-    Provider,
-    RecordedRequest,
-    redact_headers,
-)
+from .ratelimit import RateSnapshot
+from .records import EmulatedRequest, EmulatorStats, Provider, RecordedRequest, redact_headers
+from .replies import not_found, render, render_stream, with_rate
 from .routes import Route, parse_body
-from .scripting import ScriptFunction, ScriptItem, call_script, checked_items, script_items
+from .scripting import ScriptFunction, ScriptItem, call_script
 from .server import RawRequest, Reply, ServerThread
-from .streams import (
-    NOT_JSON,
-    STREAM_FAULTS,
-    breaks_stream,
-    cut,
-    plan_stream,
-    stream_settings,
-    without_stream,
-)
+from .state import EmulatorState, Taken
+from .streams import STREAM_FAULTS, stream_settings, without_stream
 from .thinking import ReasoningLedger
 from .token_counts import answer_token_count, token_count_route
 from .turns import Turn
@@ -69,20 +59,6 @@ from .wire import WIRES, Rendered, WireContext, WireFormat
 from .wire.bedrock import AwsCredentials, BedrockAuth
 
 __all__ = ["ProviderEmulator", "ScriptFunction", "ScriptItem"]  # the script types, re-exported
-
-_PLACEHOLDER = Turn.text("This answer never arrives complete.")
-
-
-class _Taken:
-    """What one request took from the emulator's state, to put back if answering fails."""
-
-    __slots__ = ("injected", "number", "popped", "provider")
-
-    def __init__(self) -> None:
-        self.number: int | None = None
-        self.provider: Provider | None = None
-        self.popped: list[ScriptItem] = []
-        self.injected: Fault | None = None
 
 
 class ProviderEmulator:
@@ -126,7 +102,7 @@ class ProviderEmulator:
         if record_limit is not None:
             name = "record_limit"
             a_whole_number(record_limit, f"{where}({name}=...)", name, minimum=0, maximum=2**31)
-        self._chunk_size, self._chunk_delay = stream_settings(stream_chunk_size, stream_chunk_delay)
+        chunking = stream_settings(stream_chunk_size, stream_chunk_delay)
         if aws_credentials is not None:
             an_instance(aws_credentials, AwsCredentials, where, "aws_credentials", "AwsCredentials")
         given = cast(object, bedrock_api_keys)
@@ -137,26 +113,18 @@ class ProviderEmulator:
                 option="bedrock_api_keys",
             )
         self._bedrock_auth = BedrockAuth(aws_credentials, tuple(map(str, bedrock_api_keys)))
-        self._lock = threading.Lock()
         self._host, self._requested_port = host, port
         self._server: ServerThread | None = None
         self._port = 0
-        self._queue: deque[ScriptItem] = deque()
-        self._function: ScriptFunction | None = None
+        self._state = EmulatorState(chunking, record_limit)
         self._default_turn = default_turn
         self._latency = latency
         self._google_ids = google_function_call_ids
         self._ids = IdSource(seed)
         self._ledger = ReasoningLedger()
         self._cache = PromptCache()
-        self._count = 0
-        self._schedule: dict[int, Fault] = {}
-        self._injected: deque[tuple[Fault, int]] = deque()
-        self._bucket: TokenBucket | None = None
-        self._recorded: deque[RecordedRequest] = deque(maxlen=record_limit)
         self._owner = LOG.owner()
         self._batches = BatchStore(self._ids, self._answer_item, batch_items_per_poll)
-        self._reset_stats()
         self.set_script(script)
         self.set_rate_limit(rate_limit)
         if schedule:
@@ -248,25 +216,17 @@ class ProviderEmulator:
 
     def set_script(self, script: Iterable[ScriptItem] | ScriptFunction | None) -> None:
         """Replace the queued turns (an iterable) or the script callable."""
-        with self._lock:
-            self._queue.clear()
-            self._function = None
-            if callable(script):
-                self._function = script
-            elif script is not None:
-                self._queue.extend(checked_items(script_items(script)))
+        self._state.set_script(script)
 
     def enqueue(self, *items: ScriptItem) -> None:
         """Append turns (or faults) to the queue; they are answered before the callable."""
-        with self._lock:
-            self._queue.extend(checked_items(items))
+        self._state.enqueue(items)
 
     def inject(self, fault: Fault, times: int = 1) -> None:
         """Apply `fault` to the next `times` requests (after any injected earlier)."""
         _check_fault("inject(fault=...)", fault)
         a_whole_number(times, "ProviderEmulator.inject(times=...)", "times", minimum=1)
-        with self._lock:
-            self._injected.append((fault, times))
+        self._state.inject(fault, times)
 
     def schedule(self, plan: Mapping[int, Fault]) -> None:
         """Faults by request number, counted from now: `{1: ...}` is the next request."""
@@ -274,41 +234,38 @@ class ProviderEmulator:
         for number, fault in a_mapping(plan, where, "plan").items():
             a_whole_number(number, f"{where} request numbers", "plan", minimum=1)
             _check_fault("schedule(plan=...)", fault)
-        with self._lock:
-            for number, fault in plan.items():
-                self._schedule[self._count + number] = fault
+        self._state.schedule(plan)
 
     def set_streaming(
         self, *, chunk_size: int | None = None, chunk_delay: float | None = None
     ) -> None:
         """Change how streams are cut: characters of text (or tool arguments) per event,
         and the pause between events."""
-        with self._lock:
-            self._chunk_size, self._chunk_delay = stream_settings(
-                self._chunk_size if chunk_size is None else chunk_size,
-                self._chunk_delay if chunk_delay is None else chunk_delay,
+        size, delay = self._state.chunking
+        self._state.set_chunking(
+            stream_settings(
+                size if chunk_size is None else chunk_size,
+                delay if chunk_delay is None else chunk_delay,
             )
+        )
 
     def set_rate_limit(self, limit: RateLimit | None) -> None:
         """Turn the token bucket on (starting full), change it, or turn it off with None."""
         if limit is not None:
             an_instance(limit, RateLimit, "rate_limit", "limit", "a RateLimit or None")
-        with self._lock:
-            self._bucket = TokenBucket(limit, time.monotonic()) if limit else None
+        self._state.set_rate_limit(limit)
 
     @property
     def pending(self) -> int:
         """Queued turns and faults not answered yet."""
-        with self._lock:
-            return len(self._queue)
+        return self._state.pending
 
     # --- observation
 
     @property
     def requests(self) -> list[RecordedRequest]:
         """Every request received so far (since the last `clear()`), in order."""
-        with self._lock:
-            return list(self._recorded)
+        return self._state.requests
 
     @property
     def open_connections(self) -> int:
@@ -331,46 +288,26 @@ class ProviderEmulator:
     @property
     def stats(self) -> EmulatorStats:
         """Counters since start or the last `clear()`."""
-        with self._lock:
-            return EmulatorStats(
-                requests=self._stat_requests,
-                responses=dict(sorted(self._stat_responses.items())),
-                throttled=self._stat_throttled,
-                dropped=self._stat_dropped,
-                hung=self._stat_hung,
-                internal_errors=self._stat_internal,
-            )
+        return self._state.stats
 
     def clear(self) -> None:
         """Forget recorded requests and reset the counters (the script is kept)."""
-        with self._lock:
-            self._recorded.clear()
-            self._reset_stats()
+        self._state.clear()
 
     def reset(self) -> None:
         """`clear()`, and also drop queued turns, pending faults, the schedule, what the
         emulated models remember of their thinking, the emulated prompt cache and the
         batches."""
-        with self._lock:
-            self._recorded.clear()
-            self._reset_stats()
-            self._queue.clear()
-            self._injected.clear()
-            self._schedule.clear()
+        self._state.reset()
         self._ledger.clear()
         self._cache.clear()
         self._batches.clear()
-
-    def _reset_stats(self) -> None:
-        self._stat_requests = self._stat_throttled = self._stat_dropped = self._stat_hung = 0
-        self._stat_internal = 0
-        self._stat_responses: dict[int, int] = {}
 
     # --- request handling (runs on the server thread)
 
     def handle(self, raw: RawRequest) -> Reply:
         """Answer one request; the transport-independent core that both servers call."""
-        taken = _Taken()
+        taken = Taken()
         try:
             endpoint = batch_endpoint(raw)
             if endpoint is not None:
@@ -382,7 +319,7 @@ class ProviderEmulator:
         except Exception as exc:
             return self._failed(raw, taken, exc)
 
-    def _answer(self, raw: RawRequest, taken: _Taken, batch: str | None = None) -> Reply:
+    def _answer(self, raw: RawRequest, taken: Taken, batch: str | None = None) -> Reply:
         """One request answered from the script, or one item of `batch` (which takes no
         injected fault and no rate-limit token: those are its batch's requests')."""
         received = time.time()
@@ -393,37 +330,19 @@ class ProviderEmulator:
             if self._bedrock_auth.guards(route.provider) and not route.not_found and batch is None
             else None
         )
-        with self._lock:
-            number = taken.number = self._record(raw, route.provider, body, received, batch)
-            taken.provider = route.provider
-            headers = redact_headers(raw.headers)
-            rate = self._take_token(route) if batch is None else None
-            pick, delay = self._pick(number, route, rate, taken, batch is None)
-            under = self._peek() if isinstance(pick, Fault) and breaks_stream(pick) else None
-            chunking = (self._chunk_size, self._chunk_delay)
-        delay += self._latency
+        admitted = self._state.admit(raw, route, body, received, batch, taken, self._default_turn)
+        number, pick = admitted.number, admitted.pick
+        delay = admitted.delay + self._latency
         if route.provider is None or route.not_found:
-            rendered = self._not_found(raw, route, received)
+            rendered = not_found(raw, route, WireContext(route.model, {}, received, self._ids))
             return self._finish(Reply(rendered.status, rendered.headers, rendered.body, delay))
         wire = WIRES[route.provider]
-        ctx = WireContext(
-            route.model,
-            as_object(body),
-            received,
-            self._ids,
-            rate,
-            self._google_ids,
-            self._ledger,
-            route.host,
-        )
+        ctx = self._context(route.model, body, received, admitted.rate, route.host)
         if denied is not None:  # before any fault or turn: nothing else is looked at
-            with self._lock:
-                self._queue.extendleft(reversed(taken.popped))
-                if taken.injected is not None:
-                    self._injected.appendleft((taken.injected, 1))
+            self._state.put_back(taken)
             return self._finish(self._render(wire, denied, ctx, delay))
         fields = as_object(body)
-        function = self._function
+        function = self._state.function
         if pick is None and function is not None:
             request = EmulatedRequest(
                 number=number,
@@ -431,7 +350,7 @@ class ProviderEmulator:
                 path=raw.path,
                 model=route.model,
                 body=fields,
-                headers=headers,
+                headers=redact_headers(raw.headers),
                 tool_results=wire.tool_results(fields),
                 tools=wire.tool_names(fields),
                 parts=received_parts(wire, fields),
@@ -455,162 +374,70 @@ class ProviderEmulator:
                 pick.check_history(wire.history(fields))
             pick = self._cache.counted(pick, wire.cache_prefixes(fields))
         if route.stream and batch is None:
-            return self._finish(self._render_stream(wire, pick, ctx, delay, under, chunking))
+            reply = render_stream(
+                wire,
+                pick,
+                ctx,
+                delay,
+                under=admitted.under,
+                chunking=admitted.chunking,
+                rate_headers=self._state.rate_headers,
+            )
+            return self._finish(reply)
         if isinstance(pick, Fault) and pick.kind in STREAM_FAULTS:
             pick = without_stream(pick)
         return self._finish(self._render(wire, pick, ctx, delay))
 
-    def _peek(self) -> Turn:
-        """The turn a stream fault streams before it breaks (not used up)."""
-        head = self._queue[0] if self._queue else None
-        if isinstance(head, Turn):
-            return head
-        return self._default_turn or _PLACEHOLDER
-
-    def _render_stream(
+    def _context(
         self,
-        wire: WireFormat,
-        pick: ScriptItem,
-        ctx: WireContext,
-        delay: float,
-        under: Turn | None,
-        chunking: tuple[int, float],
-    ) -> Reply:
-        if isinstance(pick, Fault) and not breaks_stream(pick):
-            return self._render(wire, pick, ctx, delay)  # an error answer, a hang, a raw body
-        if isinstance(pick, Fault):  # breaks the stream of the turn it does not use up
-            plan = plan_stream(wire.provider, under or _PLACEHOLDER, ctx, chunking[0], pick)
-        else:
-            plan = plan_stream(wire.provider, pick, ctx, chunking[0])
-        headers = plan.headers
-        if ctx.rate is not None:
-            headers.update(wire.rate_headers(ctx.rate, ctx.now))
-        return Reply(
-            plan.status,
-            headers,
-            b"",
-            delay,
-            pieces=tuple(plan.events),
-            piece_delay=chunking[1],
-            reset_after=plan.reset_after,
-        )
+        model: str,
+        body: object,
+        received: float,
+        rate: RateSnapshot | None,
+        host: EmulatedHost | None = None,
+    ) -> WireContext:
+        """What a wire renders one answer with (the ids, call-id style and thinking ledger
+        are the emulator's)."""
+        ids, google_ids, ledger = self._ids, self._google_ids, self._ledger
+        return WireContext(model, as_object(body), received, ids, rate, google_ids, ledger, host)
 
-    def _take_token(self, route: Route) -> RateSnapshot | None:
-        if self._bucket is None or route.provider is None or route.not_found:
-            return None
-        rate = self._bucket.take(time.monotonic())
-        if rate.retry_after is not None:
-            self._stat_throttled += 1
-        return rate
+    # --- batches (batches.py) and token counts (token_counts.py)
 
-    def _pick(
-        self, number: int, route: Route, rate: RateSnapshot | None, taken: _Taken, faults: bool
-    ) -> tuple[ScriptItem | None, float]:
-        """The fault or turn for this request (None: ask the callable); and extra delay.
-        `faults`: it takes the rate limit's, scheduled and injected faults first."""
-        if route.provider is None or route.not_found:
-            return None, 0.0
-        delay = 0.0
-        if faults:
-            fault, delay = self._fault(number, rate, taken)
-            if fault is not None:
-                return fault, delay
-        if route.problem is not None:
-            return Fault.bad_request(route.problem), delay
-        if route.rejection is not None:
-            return route.rejection, delay
-        while self._queue:
-            item = self._queue.popleft()
-            taken.popped.append(item)
-            if isinstance(item, Fault) and item.kind == "latency":
-                delay += item.seconds
-                continue
-            return item, delay
-        return None, delay
-
-    def _fault(
-        self, number: int, rate: RateSnapshot | None, taken: _Taken
-    ) -> tuple[Fault | None, float]:
-        """The rate limit's 429, else the scheduled or injected fault for this request,
-        if any; and the latency it adds."""
-        if rate is not None and rate.retry_after is not None:
-            style = "both" if self._rate_headers() else "seconds"
-            return Fault.rate_limit(rate.retry_after, header_style=style), 0.0
-        fault = self._schedule.pop(number, None)
-        if fault is None:
-            fault = taken.injected = self._take_injected()
-        if fault is not None and fault.kind == "latency":
-            return None, fault.seconds
-        return fault, 0.0
-
-    def _record(
-        self, raw: RawRequest, provider: Provider | None, body: object, at: float, batch: str | None
-    ) -> int:
-        """Count and record a request (under the lock); its number."""
-        self._count += 1
-        self._stat_requests += 1
-        number = self._count
-        headers = redact_headers(raw.headers)
-        self._recorded.append(
-            RecordedRequest(
-                number, provider, raw.method, raw.path, raw.query, body, headers, at, batch
-            )
-        )
-        return number
-
-    # --- batches (batches.py)
-
-    def _batch_request(self, raw: RawRequest, endpoint: BatchEndpoint, taken: _Taken) -> Reply:
+    def _batch_request(self, raw: RawRequest, endpoint: BatchEndpoint, taken: Taken) -> Reply:
         """A request to a batch API: its faults and rate limit first, then the batch's."""
         received = time.time()
         provider = endpoint.provider
-        with self._lock:
-            number = taken.number = self._record(
-                raw, provider, parse_body(raw.body), received, None
-            )
-            taken.provider = provider
-            rate = self._endpoint_token()
-            fault, delay = self._fault(number, rate, taken)
+        body = parse_body(raw.body)
+        rate, fault, delay = self._state.admit_endpoint(raw, provider, body, received, taken)
+        delay += self._latency
         wire = WIRES[provider]
-        ctx = WireContext("", {}, received, self._ids, rate, self._google_ids, self._ledger)
+        ctx = self._context("", {}, received, rate)
         if fault is not None:
-            return self._finish(self._render(wire, fault, ctx, delay + self._latency))
+            return self._finish(self._render(wire, fault, ctx, delay))
         rendered = self._batches.handle(endpoint, raw, ctx)
-        headers = self._with_rate(wire, rendered, ctx)
-        return self._finish(Reply(rendered.status, headers, rendered.body, delay + self._latency))
+        headers = with_rate(wire, rendered, ctx, rate_headers=self._state.rate_headers)
+        return self._finish(Reply(rendered.status, headers, rendered.body, delay))
 
-    def _token_count(self, raw: RawRequest, wire: WireFormat, model: str, taken: _Taken) -> Reply:
-        """A request to a token-count endpoint (`token_counts.py`): faults and the rate
-        limit as for any request, then the count; the script's turns are not used."""
+    def _token_count(self, raw: RawRequest, wire: WireFormat, model: str, taken: Taken) -> Reply:
+        """A request to a token-count endpoint: faults and the rate limit as for any
+        request, then the count; the script's turns are not used."""
         received = time.time()
         body = parse_body(raw.body)
-        with self._lock:
-            number = taken.number = self._record(raw, wire.provider, body, received, None)
-            taken.provider = wire.provider
-            rate = self._endpoint_token()
-            fault, delay = self._fault(number, rate, taken)
-            answer = fault or answer_token_count(wire, model, body, self._ledger)
-        ctx = WireContext(model, {}, received, self._ids, rate, self._google_ids, self._ledger)
+        rate, fault, delay = self._state.admit_endpoint(raw, wire.provider, body, received, taken)
+        delay += self._latency
+        answer = fault or answer_token_count(wire, model, body, self._ledger)
+        ctx = self._context(model, {}, received, rate)
         if isinstance(answer, Fault):
-            return self._finish(self._render(wire, answer, ctx, delay + self._latency))
+            return self._finish(self._render(wire, answer, ctx, delay))
         rendered = Rendered(200, {"content-type": "application/json"}, json.dumps(answer).encode())
-        headers = self._with_rate(wire, rendered, ctx)
-        return self._finish(Reply(200, headers, rendered.body, delay + self._latency))
-
-    def _endpoint_token(self) -> RateSnapshot | None:
-        """A rate-limit token for a request outside the generation routes (a batch's, a
-        token count's); call with the lock held."""
-        if self._bucket is None:
-            return None
-        rate = self._bucket.take(time.monotonic())
-        self._stat_throttled += rate.retry_after is not None
-        return rate
+        headers = with_rate(wire, rendered, ctx, rate_headers=self._state.rate_headers)
+        return self._finish(Reply(200, headers, rendered.body, delay))
 
     def _answer_item(self, batch: EmulatedBatch, item: BatchItemRequest) -> ItemResult | None:
         """One item of `batch`, answered as its route answers the same request (None:
         the script says the batch expires here)."""
         raw = RawRequest("POST", item.path, "", {"content-type": "application/json"}, item.body)
-        taken = _Taken()
+        taken = Taken()
         try:
             reply = self._answer(raw, taken, batch.id)
         except BatchExpiry:
@@ -623,87 +450,20 @@ class ProviderEmulator:
             return ItemResult(rendered.status, rendered.body)
         return ItemResult(reply.status, reply.body)
 
-    def _take_injected(self) -> Fault | None:
-        if not self._injected:
-            return None
-        fault, times = self._injected[0]
-        if times <= 1:
-            self._injected.popleft()
-        else:
-            self._injected[0] = (fault, times - 1)
-        return fault
+    # --- replies
 
     def _render(self, wire: WireFormat, pick: ScriptItem, ctx: WireContext, delay: float) -> Reply:
-        if isinstance(pick, Turn):
-            rendered = wire.render_turn(pick, ctx)
-        elif pick.kind == "hang":
-            return Reply(0, {}, b"", delay, "hang", pick.seconds)
-        elif pick.kind == "drop_connection":
-            rendered = wire.render_turn(_PLACEHOLDER, ctx)
-            return Reply(200, self._with_rate(wire, rendered, ctx), rendered.body, delay, "drop")
-        elif pick.kind == "non_json":
-            rendered = wire.render_turn(_PLACEHOLDER, ctx)
-            rendered = Rendered(200, rendered.headers, NOT_JSON)
-        elif pick.kind == "http" and pick.chunks is not None:
-            rendered = _raw_fault(pick)
-            return Reply(
-                rendered.status,
-                self._with_rate(wire, rendered, ctx),
-                b"",
-                delay,
-                pieces=cut(rendered.body, pick.chunks),
-                piece_delay=pick.chunk_delay,
-            )
-        elif pick.kind == "http":
-            rendered = _raw_fault(pick)
-        else:
-            rendered = wire.render_fault(pick, ctx)
-        return Reply(rendered.status, self._with_rate(wire, rendered, ctx), rendered.body, delay)
+        return render(wire, pick, ctx, delay, rate_headers=self._state.rate_headers)
 
-    def _with_rate(self, wire: WireFormat, rendered: Rendered, ctx: WireContext) -> dict[str, str]:
-        headers = rendered.headers
-        if ctx.rate is not None and self._rate_headers():
-            headers.update(wire.rate_headers(ctx.rate, ctx.now))
-        return headers
-
-    def _rate_headers(self) -> bool:
-        bucket = self._bucket
-        return bucket is None or bucket.limit.headers
-
-    def _not_found(self, raw: RawRequest, route: Route, now: float) -> Rendered:
-        """The 404 of the first wire (in registration order) that takes the request as
-        its own: its route named it, or its headers or path say so."""
-        ctx = WireContext(route.model, {}, now, self._ids)
-        for wire in WIRES.values():
-            rendered = wire.stray_not_found(raw, wire.provider == route.provider, ctx)
-            if rendered is not None:
-                return rendered
-        raise AssertionError("the OpenAI Chat wire answers any request")  # pragma: no cover
-
-    def _failed(self, raw: RawRequest, taken: _Taken, exc: Exception) -> Reply:
+    def _failed(self, raw: RawRequest, taken: Taken, exc: Exception) -> Reply:
         """Answer a request the emulator failed on, put back what it took, keep the error."""
-        with self._lock:
-            if taken.number is None:  # it failed before it was counted
-                self._count += 1
-                self._stat_requests += 1
-                taken.number = self._count
-            self._queue.extendleft(reversed(taken.popped))
-            if taken.injected is not None:
-                self._injected.appendleft((taken.injected, 1))
-            self._stat_internal += 1
-        error = record_of(exc, taken.number, taken.provider, raw.method, raw.path)
+        number = self._state.failed(taken)
+        error = record_of(exc, number, taken.provider, raw.method, raw.path)
         LOG.add(self._owner, error)
         return self._finish(internal_error_reply(error))
 
     def _finish(self, reply: Reply) -> Reply:
-        with self._lock:
-            if reply.action == "hang":
-                self._stat_hung += 1
-            elif reply.action == "drop" or reply.reset_after is not None:
-                self._stat_dropped += 1
-            else:
-                self._stat_responses[reply.status] = self._stat_responses.get(reply.status, 0) + 1
-        return reply
+        return self._state.finish(reply)
 
 
 class BatchExpiry(Exception):
@@ -714,16 +474,3 @@ def _check_fault(call: str, fault: object) -> None:
     an_instance(
         fault, Fault, f"ProviderEmulator.{call}", "fault", "a Fault (Fault.overloaded(), ...)"
     )
-
-
-def _raw_fault(fault: Fault) -> Rendered:
-    body = fault.body
-    content_type = "application/json"
-    if isinstance(body, bytes):
-        data = body
-    elif isinstance(body, str):
-        data, content_type = body.encode(), "text/plain; charset=utf-8"
-    else:
-        data = json.dumps(body).encode()
-    headers = {"content-type": content_type, **dict(fault.headers)}
-    return Rendered(fault.status or 500, headers, data)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import random
 import statistics
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
 
-from tests.helpers.throttling import run_jobs, virtual_time_loop, work_through
+from tests.helpers.throttling import redis_step, run_jobs, virtual_time_loop, work_through
 from wink.core.foundation.errors import ThrottleDetails, ThrottleError
 from wink.core.throttling import redis as redis_store
 from wink.core.throttling.headers import (
@@ -23,7 +24,7 @@ from wink.core.throttling.headers import (
     rate_limit_info_from_headers,
     retry_after_from_headers,
 )
-from wink.core.throttling.pace_store import MemoryStore, PaceChange, PaceState
+from wink.core.throttling.pace_store import MemoryStore, PaceState, PaceStore
 from wink.core.throttling.pacing import RequestPacer
 from wink.core.throttling.retry import RetryPolicy
 from wink.providers.openai import client as openai
@@ -236,43 +237,53 @@ def test_a_burst_of_streams_opens_at_once_when_heads_report_success() -> None:
 # --- a fleet: four pacers sharing one store (as through Redis), against one bucket
 
 
+def fleet_against_a_bucket(
+    loop: asyncio.AbstractEventLoop,
+    stores: Callable[[], Sequence[PaceStore | None]],
+    *,
+    seed: int,
+    named: bool,
+) -> tuple[float, int, int]:
+    """(wall time, 429s, failed) for a pacer on each of `stores` (made on the running
+    loop) x 75 requests, 50 at a time each, a cold start of 1 each (as `RedisLimiter`),
+    1 to 3 ms each way, 100/s burst 1 headerless. `named`: each 429's body names the
+    limit; else only the 429s around it confirm it."""
+    bucket = TokenBucket(RateLimit(100.0, burst=1, headers=False), now=loop.time())
+    network = random.Random(seed)
+    throttled = 0
+
+    async def process(pacer: RequestPacer) -> int:
+        async def request() -> None:
+            nonlocal throttled
+            permit = await pacer.acquire()
+            assert permit is not None
+            await asyncio.sleep(0.001 + network.random() * 0.002)
+            rate = bucket.take(loop.time())
+            await asyncio.sleep(0.001 + network.random() * 0.002)
+            if rate.retry_after is not None:
+                throttled += 1
+                await pacer.on_throttle(permit, rate.retry_after, limit_reached=named)
+                raise refused(rate.retry_after)
+            await pacer.on_response(permit, None)
+
+        return await work_through(PATIENT, request, jobs=75, workers=50)
+
+    async def everyone() -> tuple[float, int]:
+        pacers = [RequestPacer(store, clock=loop.time, initial_window=1) for store in stores()]
+        failures = await asyncio.gather(*(process(pacer) for pacer in pacers))
+        return loop.time(), sum(failures)
+
+    wall, failed = loop.run_until_complete(everyone())
+    return wall, throttled, failed
+
+
 def fleet_run(*, shared: bool, seed: int = 7, named: bool = True) -> tuple[float, int, int]:
-    """(wall time, 429s, failed) for 4 pacers x 75 requests, 50 at a time each, a cold
-    start of 1 each (as `RedisLimiter`), 1 to 3 ms each way, 100/s burst 1 headerless.
-    `named`: each 429's body names the limit; else only the 429s around it confirm it."""
+    """Four pacers against one bucket, sharing one store (as through Redis) or each alone."""
     with virtual_time_loop(seed) as loop:
-        bucket = TokenBucket(RateLimit(100.0, burst=1, headers=False), now=loop.time())
         store = MemoryStore(loop.time)
-        network = random.Random(seed)
-        throttled = 0
-
-        pacers = [
-            RequestPacer(store if shared else None, clock=loop.time, initial_window=1)
-            for _ in range(4)
-        ]
-
-        async def process(pacer: RequestPacer) -> int:
-            async def request() -> None:
-                nonlocal throttled
-                permit = await pacer.acquire()
-                assert permit is not None
-                await asyncio.sleep(0.001 + network.random() * 0.002)
-                rate = bucket.take(loop.time())
-                await asyncio.sleep(0.001 + network.random() * 0.002)
-                if rate.retry_after is not None:
-                    throttled += 1
-                    await pacer.on_throttle(permit, rate.retry_after, limit_reached=named)
-                    raise refused(rate.retry_after)
-                await pacer.on_response(permit, None)
-
-            return await work_through(PATIENT, request, jobs=75, workers=50)
-
-        async def everyone() -> tuple[float, int]:
-            failures = await asyncio.gather(*(process(pacer) for pacer in pacers))
-            return loop.time(), sum(failures)
-
-        wall, failed = loop.run_until_complete(everyone())
-        return wall, throttled, failed
+        return fleet_against_a_bucket(
+            loop, lambda: [store if shared else None] * 4, seed=seed, named=named
+        )
 
 
 @pytest.mark.parametrize("named", [True, False], ids=["body-names-the-limit", "bare-429s"])
@@ -304,18 +315,8 @@ class RemoteStore:
     async def _run(self, key: str, args: list[str]) -> tuple[PaceState, float]:
         sent = self.loop.time()
         await asyncio.sleep(self.way * (1 + 2 * self.dice.random()))
-        _, _, _, hold, factor, floor, action, most, mark, lead = args
-        self.store.apply_now(PaceChange(float(hold), float(factor), float(floor)))
-        if action == "book":
-            state = self.store.book_now(float(most), float(lead))
-        elif action == "release":
-            state = self.store.release_now(float(mark), float(most), float(lead))
-        else:
-            state = self.store.apply_now(PaceChange())
+        reply = redis_step(self.store, args)
         await asyncio.sleep(self.way * (1 + 2 * self.dice.random()))
-        reply = PaceState(
-            state.wait, state.mark, state.interval, state.held_for, shared=True, go=state.go
-        )
         return reply, self.loop.time() - sent
 
 
@@ -324,35 +325,13 @@ def remote_fleet_run(monkeypatch: pytest.MonkeyPatch, seed: int = 7) -> tuple[fl
     trip takes 1 to 3 ms (a busy machine's)."""
     with virtual_time_loop(seed) as loop:
         monkeypatch.setattr(redis_store, "time", SimpleNamespace(monotonic=loop.time))
-        bucket = TokenBucket(RateLimit(100.0, burst=1, headers=False), now=loop.time())
         remote = cast(redis_store.RedisLimiter, cast(Any, RemoteStore(loop, 0.0005, seed)))
-        network = random.Random(seed)
-        throttled = 0
-
-        async def process(pacer: RequestPacer) -> int:
-            async def request() -> None:
-                nonlocal throttled
-                permit = await pacer.acquire()
-                assert permit is not None
-                await asyncio.sleep(0.001 + network.random() * 0.002)
-                rate = bucket.take(loop.time())
-                await asyncio.sleep(0.001 + network.random() * 0.002)
-                if rate.retry_after is not None:
-                    throttled += 1
-                    await pacer.on_throttle(permit, rate.retry_after, limit_reached=True)
-                    raise refused(rate.retry_after)
-                await pacer.on_response(permit, None)
-
-            return await work_through(PATIENT, request, jobs=75, workers=50)
-
-        async def everyone() -> tuple[float, int]:
-            stores = [redis_store.RedisStore(remote, "key") for _ in range(4)]
-            pacers = [RequestPacer(store, clock=loop.time, initial_window=1) for store in stores]
-            failures = await asyncio.gather(*(process(pacer) for pacer in pacers))
-            return loop.time(), sum(failures)
-
-        wall, failed = loop.run_until_complete(everyone())
-        return wall, throttled, failed
+        return fleet_against_a_bucket(
+            loop,
+            lambda: [redis_store.RedisStore(remote, "key") for _ in range(4)],
+            seed=seed,
+            named=True,
+        )
 
 
 def test_a_fleet_through_a_distant_redis_loses_no_round_trip_a_slot(

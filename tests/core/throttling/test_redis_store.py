@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import pytest
 
-from tests.helpers.throttling import FakeClock
+from tests.helpers.throttling import FakeClock, redis_step
 from wink.core.throttling.pace_store import HALF_TICK, MemoryStore, PaceChange, PaceState
 from wink.core.throttling.redis import RedisLimiter, RedisStore
 
@@ -31,21 +31,11 @@ class SlowRedis:
         self._gates: list[asyncio.Event] = []
 
     async def _run(self, key: str, args: list[str]) -> tuple[PaceState, float] | None:
-        _, _, _, hold, factor, floor, action, most, mark, lead = args
-        self.store.apply_now(PaceChange(float(hold), float(factor), float(floor)))
-        if action == "book":
-            state = self.store.book_now(float(most), float(lead))
-        elif action == "release":
-            state = self.store.release_now(float(mark), float(most), float(lead))
-        else:
-            state = self.store.apply_now(PaceChange())
+        reply = redis_step(self.store, args)
         self.sent.append(args)
         gate = asyncio.Event()
         self._gates.append(gate)
         await gate.wait()
-        reply = PaceState(
-            state.wait, state.mark, state.interval, state.held_for, shared=True, go=state.go
-        )
         return reply, self.trip
 
     def answer(self, number: int) -> None:

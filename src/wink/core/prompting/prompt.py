@@ -13,26 +13,26 @@ it with the built-in `open_sections` tool, whose handler raises
 
 Everything that can be checked without parameter values is checked when a prompt or
 section is built (`PromptValidationError`); what needs them, when rendering
-(`PromptRenderError`).
+(`PromptRenderError`). Sections and their checks are `sections.py`'s; reading the
+structured output from the answer, `outputs.py`'s (both re-exported here, where they
+were first imported from).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 import textwrap
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from string import Template
 from typing import TYPE_CHECKING, Any, Generic, cast
 
-from pydantic import TypeAdapter
 from typing_extensions import TypeVar
 
 from ..foundation.builtin import BuiltinTool, builtin_tools_of, merge_builtin_tools
 from ..foundation.checks import kind_of
-from ..foundation.content import Attachment, CachePoint, TextPart, UserPart, attachments_of
+from ..foundation.content import Attachment, CachePoint, TextPart, UserPart
 from ..foundation.errors import (
     InvalidArgumentError,
     PromptRenderError,
@@ -41,8 +41,18 @@ from ..foundation.errors import (
 )
 from ..foundation.messages import OutputSpec
 from ..foundation.results import ToolResult
-from .functions import as_tool
+from .outputs import parse_output, parse_partial_output, type_adapter
 from .resources import ResourceBinding, ResourceFactory, ResourceRegistry
+from .sections import (
+    MarkdownSection,
+    as_type,
+    check_sections,
+    dotted,
+    is_a,
+    listed,
+    template_names,
+    walk,
+)
 from .sources import ToolSource
 from .tools import Tool, ToolContext, inline_schema_refs, is_model_type
 from .visibility import (
@@ -70,222 +80,8 @@ __all__ = [
 
 OPEN_SECTIONS_TOOL = "open_sections"
 
-_SECTION_KEY = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _PROMPT_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-_JSON_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*[ \t]*\n(.*?)\n?[ \t]*```\s*$", re.DOTALL)
-_FENCE_OPENED = re.compile(r"^\s*```[A-Za-z0-9_-]*[ \t]*\n")
 _MAX_HEADING_DEPTH = 6
-
-
-def _dotted(path: SectionPath) -> str:
-    return ".".join(path)
-
-
-def _is(value: object, kind: type[Any]) -> bool:
-    """`isinstance`, for checking what callers outside the type checker pass in."""
-    return isinstance(value, kind)
-
-
-def _is_dataclass_type(value: object) -> bool:
-    return isinstance(value, type) and dataclasses.is_dataclass(value)
-
-
-def _as_type(value: object) -> type[Any] | None:
-    """`value` when it is a class, for error fields that name a type."""
-    return value if isinstance(value, type) else None
-
-
-# --- sections
-
-
-def _placeholders(section_path: SectionPath, text: str, what: str) -> tuple[str, ...]:
-    """The placeholder names of a template, or an error pointing at the stray `$`."""
-    template = Template(text)
-    if template.is_valid():
-        return tuple(template.get_identifiers())
-    invalid = next(m for m in Template.pattern.finditer(text) if m.group("invalid") is not None)
-    offset = invalid.start()
-    line = text.count("\n", 0, offset) + 1
-    column = offset - text.rfind("\n", 0, offset)
-    raise PromptValidationError(
-        f"malformed placeholder in the {what} at line {line}, column {column}: "
-        "write ${name} for a value and $$ for a literal '$'",
-        section_path=section_path,
-    )
-
-
-def _listed(value: object, what: str, items: str, path: SectionPath) -> tuple[Any, ...]:
-    """A list (any iterable) of `items` as a tuple. A str is refused by name, not read
-    as its characters ("got 'H'"), and so is anything else that is not a collection."""
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
-        given = kind_of(cast(object, value))
-        raise PromptValidationError(
-            f"{what} must be a list of {items}, got {given}", section_path=path
-        )
-    return tuple(cast(Iterable[Any], value))
-
-
-def _text(value: object, what: str, path: SectionPath) -> None:
-    if not isinstance(value, str):
-        raise PromptValidationError(
-            f"section {what} must be a string, got {kind_of(value)}", section_path=path
-        )
-
-
-def _check_sections(sections: Sequence[object], parent: SectionPath) -> None:
-    """Children (or a prompt's sections) are sections, with keys unique among siblings."""
-    seen: set[str] = set()
-    for section in sections:
-        if not isinstance(section, MarkdownSection):
-            raise PromptValidationError(
-                f"sections must be MarkdownSection instances, got {kind_of(section)}",
-                section_path=parent,
-            )
-        if section.key in seen:
-            raise PromptValidationError(
-                f"two sections share the key {section.key!r}", section_path=(*parent, section.key)
-            )
-        seen.add(section.key)
-
-
-@dataclass(frozen=True)
-class MarkdownSection:
-    """One part of a prompt: a template, the tools it offers, optional children.
-
-    Its `title` is its heading; a section without one has none (its text alone).
-    `literal=True` takes `template` as written, never as a template (`$` and braces
-    are text: what a user typed), and sends it exactly, unstripped. `tools` are `Tool`s
-    or plain functions (`wink.tool`, docs/tools.md).
-
-    `template` (and `summary`) use `string.Template` placeholders: `${name}`, with `$$`
-    for a literal dollar. Values come from `params` (a dataclass type) when given —
-    every placeholder must then be one of its fields — otherwise from the first bound
-    dataclass instance that has a field of that name. With a `summary`, the section is
-    shown summarized (no children, no tools, no attachments) until opened.
-
-    `attachments` (images, documents, audio) follow the section's text in the user turn
-    (docs/multimodal.md). `cache=True` caches the prompt up to and including this
-    section and its children, where the provider lets the caller choose
-    (docs/caching.md). `mcp_servers` offers the tools of MCP servers
-    (`wink.mcp.MCPServerStdio`, `wink.mcp.MCPServerHTTP`; any `ToolSource`) beside
-    `tools`, listed when an evaluation starts.
-    """
-
-    key: str
-    title: str | None = None
-    template: str = ""
-    tools: Sequence[Tool[Any, Any] | Callable[..., Any]] = ()
-    summary: str | None = None
-    children: Sequence[MarkdownSection] = ()
-    params: type[Any] | None = None
-    attachments: Sequence[Attachment] = ()
-    cache: bool = False
-    mcp_servers: Sequence[ToolSource] = ()
-    literal: bool = False
-    builtin_tools: Sequence[BuiltinTool] = ()
-    placeholders: tuple[str, ...] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        own_path = (self.key,)
-        if not _is(self.key, str) or not _SECTION_KEY.fullmatch(self.key):
-            raise PromptValidationError(
-                f"section key {self.key!r} must be lowercase letters, digits, '_' or '-', "
-                "starting with a letter or digit",
-                section_path=own_path,
-            )
-        if self.title is not None:
-            _text(self.title, "title", own_path)
-            if not self.title.strip() or "\n" in self.title:
-                raise PromptValidationError(
-                    "section title must be one non-empty line (or None: no heading)",
-                    section_path=own_path,
-                )
-        _text(self.template, "template", own_path)
-        if self.summary is not None:
-            _text(self.summary, "summary", own_path)
-        if not isinstance(cast(object, self.literal), bool):
-            raise PromptValidationError(
-                f"section literal must be True or False, got {kind_of(self.literal)}",
-                section_path=own_path,
-            )
-        listed = _listed(self.tools, "tools", "Tool", own_path)
-        for tool in listed:
-            if not _is(tool, Tool) and not callable(tool):
-                raise PromptValidationError(
-                    f"section tools must be Tool instances or functions, got {kind_of(tool)}",
-                    section_path=own_path,
-                )
-        object.__setattr__(self, "tools", tuple(as_tool(tool) for tool in listed))
-        try:
-            builtin = builtin_tools_of(self.builtin_tools)
-        except InvalidArgumentError as error:
-            raise PromptValidationError(str(error), section_path=own_path) from None
-        object.__setattr__(self, "builtin_tools", builtin)
-        object.__setattr__(
-            self, "children", _listed(self.children, "children", "MarkdownSection", own_path)
-        )
-        self._check_parts(own_path)
-        servers = _listed(self.mcp_servers, "mcp_servers", "MCP servers", own_path)
-        for server in servers:
-            if not _is(server, ToolSource):
-                raise PromptValidationError(
-                    "mcp_servers takes MCP servers (wink.mcp.MCPServerStdio, "
-                    f"wink.mcp.MCPServerHTTP), got {kind_of(server)}",
-                    section_path=own_path,
-                )
-        object.__setattr__(self, "mcp_servers", servers)
-        _check_sections(self.children, own_path)
-        names = () if self.literal else _placeholders(own_path, self.template, "template")
-        if self.summary is not None:
-            names += _placeholders(own_path, self.summary, "summary")
-        names = tuple(dict.fromkeys(names))
-        self._check_params(own_path, names)
-        object.__setattr__(self, "placeholders", names)
-
-    @property
-    def offered_tools(self) -> tuple[Tool[Any, Any], ...]:
-        """`tools`, each a `Tool` (functions were made into theirs when built)."""
-        return cast(tuple[Tool[Any, Any], ...], self.tools)
-
-    def _check_parts(self, own_path: SectionPath) -> None:
-        try:
-            parts = attachments_of(self.attachments, "attachments", "section attachments")
-        except InvalidArgumentError as error:
-            raise PromptValidationError(str(error), section_path=own_path) from None
-        object.__setattr__(self, "attachments", parts)
-        if not isinstance(cast(object, self.cache), bool):
-            raise PromptValidationError(
-                f"section cache must be True or False, got {kind_of(self.cache)}",
-                section_path=own_path,
-            )
-
-    def _check_params(self, own_path: SectionPath, names: tuple[str, ...]) -> None:
-        if self.params is None:
-            return
-        if not _is_dataclass_type(self.params):
-            raise PromptValidationError(
-                f"section params must be a dataclass type, got {self.params!r}",
-                section_path=own_path,
-                dataclass_type=_as_type(self.params),
-            )
-        fields = {f.name for f in dataclasses.fields(self.params)}
-        for name in names:
-            if name not in fields:
-                raise PromptValidationError(
-                    f"placeholder ${{{name}}} is not a field of {self.params.__name__}",
-                    section_path=own_path,
-                    placeholder=name,
-                    dataclass_type=self.params,
-                )
-
-
-def _walk(
-    sections: Sequence[MarkdownSection], parent: SectionPath = ()
-) -> Iterator[tuple[SectionPath, MarkdownSection]]:
-    for section in sections:
-        path = (*parent, section.key)
-        yield path, section
-        yield from _walk(section.children, path)
 
 
 # --- the built-in open_sections tool
@@ -301,12 +97,12 @@ class OpenSectionsParams:
 def _open_sections_tool(
     prompt: Prompt[Any], shown_full: frozenset[SectionPath], summarized: Sequence[SectionPath]
 ) -> Tool[Any, Any]:
-    known = dict(_walk(prompt.sections))
-    listing = ", ".join(_dotted(path) for path in summarized)
+    known = dict(walk(prompt.sections))
+    listing = ", ".join(dotted(path) for path in summarized)
 
     def open_sections(params: OpenSectionsParams, *, context: ToolContext) -> ToolResult[None]:
         requested = [tuple(key.strip().split(".")) for key in params.section_keys]
-        unknown = [repr(_dotted(path)) for path in requested if path not in known]
+        unknown = [repr(dotted(path)) for path in requested if path not in known]
         if unknown or not requested:
             plural = "s" if len(unknown) > 1 else ""
             what = (
@@ -324,7 +120,7 @@ def _open_sections_tool(
         if not overrides:
             return ToolResult[None].ok(None, message="those sections are already shown in full")
         raise VisibilityExpansionRequired(
-            f"the model asked to open {', '.join(_dotted(p) for p in overrides)}",
+            f"the model asked to open {', '.join(dotted(p) for p in overrides)}",
             requested_overrides=overrides,
             section_path=next(iter(overrides)),
         )
@@ -424,30 +220,30 @@ class Prompt(Generic[OutputT]):
     output: OutputSpec | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not _is(self.name, str) or not _PROMPT_NAME.fullmatch(self.name):
+        if not is_a(self.name, str) or not _PROMPT_NAME.fullmatch(self.name):
             raise PromptValidationError(
                 f"prompt name {self.name!r} must be non-empty letters, digits, '_', '.' or '-'"
             )
         object.__setattr__(
-            self, "sections", _listed(self.sections, "sections", "MarkdownSection", ())
+            self, "sections", listed(self.sections, "sections", "MarkdownSection", ())
         )
-        _check_sections(self.sections, ())
+        check_sections(self.sections, ())
         object.__setattr__(
             self,
             "bound_params",
-            _listed(self.bound_params, "bound_params", "dataclass instances", ()),
+            listed(self.bound_params, "bound_params", "dataclass instances", ()),
         )
-        if not _is(self.resources, ResourceRegistry):
+        if not is_a(self.resources, ResourceRegistry):
             raise PromptValidationError(
                 f"resources must be a ResourceRegistry, got {kind_of(self.resources)} "
                 "(bind them with prompt.bind(resources={Protocol: factory}))"
             )
-        if self.instructions is not None and not _is(self.instructions, str):
+        if self.instructions is not None and not is_a(self.instructions, str):
             raise PromptValidationError(
                 f"instructions must be a string or None, got {kind_of(self.instructions)}"
             )
         if self.instructions is not None:
-            _placeholders((), self.instructions, "instructions")
+            template_names((), self.instructions, "instructions")
         self._check_tools()
         self._check_params()
         try:
@@ -458,7 +254,7 @@ class Prompt(Generic[OutputT]):
 
     def _check_tools(self) -> None:
         owners: dict[str, SectionPath] = {}
-        for path, section in _walk(self.sections):
+        for path, section in walk(self.sections):
             for tool in section.offered_tools:
                 if tool.name == OPEN_SECTIONS_TOOL:
                     raise PromptValidationError(
@@ -467,9 +263,9 @@ class Prompt(Generic[OutputT]):
                     )
                 first = owners.get(tool.name)
                 if first is not None:
-                    where = "twice in" if first == path else f"in both {_dotted(first)} and"
+                    where = "twice in" if first == path else f"in both {dotted(first)} and"
                     raise PromptValidationError(
-                        f"tool {tool.name!r} is offered {where} {_dotted(path)}",
+                        f"tool {tool.name!r} is offered {where} {dotted(path)}",
                         section_path=path,
                     )
                 owners[tool.name] = path
@@ -497,9 +293,9 @@ class Prompt(Generic[OutputT]):
         if not is_model_type(kind):
             raise PromptValidationError(
                 f"output_type must be a dataclass or a pydantic BaseModel, got {kind!r}",
-                dataclass_type=_as_type(kind),
+                dataclass_type=as_type(kind),
             )
-        schema = inline_schema_refs(_type_adapter(kind).json_schema())
+        schema = inline_schema_refs(type_adapter(kind).json_schema())
         return OutputSpec(name=kind.__name__, schema=schema)
 
     @classmethod
@@ -515,11 +311,11 @@ class Prompt(Generic[OutputT]):
         """The prompt of `evaluate("...")`: `text` as one user turn, exactly as given (no
         heading, no template: `$` and braces are text), `instructions` as written, and
         `tools` (`Tool`s or functions) and `output_type` as a `Prompt` takes them."""
-        if not _is(text, str):
+        if not is_a(text, str):
             raise InvalidArgumentError(
                 f"a prompt is a string or a wink Prompt, got {kind_of(text)}", argument="prompt"
             )
-        if instructions is not None and not _is(instructions, str):
+        if instructions is not None and not is_a(instructions, str):
             raise InvalidArgumentError(
                 f"instructions must be a string or None, got {kind_of(instructions)}",
                 argument="instructions",
@@ -562,7 +358,7 @@ class Prompt(Generic[OutputT]):
             if state is not None:
                 visibility.update(state.overrides)
         visibility.update(check_overrides(overrides or {}))
-        values = {path: self._values(path, section) for path, section in _walk(self.sections)}
+        values = {path: self._values(path, section) for path, section in walk(self.sections)}
         result = _Render(visibility, values)
         for section in self.sections:
             _render_section(result, section, (section.key,))
@@ -589,7 +385,7 @@ class Prompt(Generic[OutputT]):
     def tool_sources(self) -> tuple[ToolSource, ...]:
         """The MCP servers of every section, shown or not, each once (an adapter closes
         those it connected: `ToolSource.release`)."""
-        found = {id(s): s for _, section in _walk(self.sections) for s in section.mcp_servers}
+        found = {id(s): s for _, section in walk(self.sections) for s in section.mcp_servers}
         return tuple(found.values())
 
     def _instructions(self) -> str | None:
@@ -597,7 +393,7 @@ class Prompt(Generic[OutputT]):
         if self.instructions is None:
             return None
         values: dict[str, str] = {}
-        for name in _placeholders((), self.instructions, "instructions"):
+        for name in template_names((), self.instructions, "instructions"):
             source = next((p for p in self.bound_params if _has_field(p, name)), None)
             if source is None:
                 raise PromptRenderError(
@@ -664,7 +460,7 @@ def _render_section(state: _Render, section: MarkdownSection, path: SectionPath)
         state.summarized.append(path)
         state.items.append(
             f"_This section is summarized. Call `{OPEN_SECTIONS_TOOL}` with "
-            f'section_keys=["{_dotted(path)}"] to read it in full._'
+            f'section_keys=["{dotted(path)}"] to read it in full._'
         )
     else:
         state.tools.extend(section.offered_tools)
@@ -676,53 +472,3 @@ def _render_section(state: _Render, section: MarkdownSection, path: SectionPath)
             _render_section(state, child, (*path, child.key))
     if section.cache:
         state.items.append(CachePoint())
-
-
-# --- structured output
-
-
-@functools.lru_cache(maxsize=256)
-def _type_adapter(output_type: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(output_type)
-
-
-def parse_output(output_type: Any, text: str) -> Any:
-    """Validate the model's final text as `output_type`, tolerating a ```json fence.
-
-    Raises pydantic's `ValidationError` (a `ValueError`) when the text is not valid JSON
-    for the type; the loop turns that into `PromptEvaluationError(phase="response")`.
-    """
-    fenced = _JSON_FENCE.match(text)
-    payload = fenced.group(1) if fenced else text
-    return _type_adapter(output_type).validate_json(payload)
-
-
-def parse_partial_output(output_type: Any, text: str) -> tuple[bool, Any]:
-    """`parse_output` of an answer still arriving: (True, the output so far), validated
-    with pydantic's partial JSON parsing (`experimental_allow_partial="trailing-strings"`:
-    the last field, list item or string may be cut short); (False, None) while the text
-    does not validate yet, or ends in a number that may still grow (`1` of `12`)."""
-    opened = _FENCE_OPENED.match(text)
-    payload = text[opened.end() :].split("```", 1)[0].rstrip("`") if opened else text
-    if _open_number(payload):
-        return False, None
-    try:
-        adapter = _type_adapter(output_type)
-        return True, adapter.validate_json(payload, experimental_allow_partial="trailing-strings")
-    except ValueError:  # pydantic's ValidationError
-        return False, None
-
-
-def _open_number(text: str) -> bool:
-    """Whether `text` ends in a number outside a string (one more digit may follow)."""
-    if not text or text[-1] not in "0123456789.-+eE":
-        return False
-    inside = escaped = False
-    for char in text:
-        if escaped:
-            escaped = False
-        elif char == "\\" and inside:
-            escaped = True
-        elif char == '"':
-            inside = not inside
-    return not inside

@@ -19,7 +19,8 @@ from ..turns import Turn
 from .base import Headers, Rendered, WireContext, fault_message
 from .batch import EmulatedBatchApi
 from .google_batch import GOOGLE_BATCHES
-from .google_builtin import builtin_metadata, builtin_parts, builtin_refusal
+from .google_builtin import builtin_metadata, builtin_parts
+from .google_history import either, history_problem, signs_every_step
 from .google_stream import google_event, google_stream, google_stream_error
 from .sse import SseFraming
 
@@ -91,7 +92,6 @@ _QUOTAS = {
         "250",
     ),
 }
-_CALLING_MODES = ("MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED")
 _SAFETY_RATINGS = [
     {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"},
     {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True},
@@ -200,7 +200,7 @@ class GoogleWire(SseFraming):
                 function_call["id"] = call.id or ctx.ids.google_call()
             calls.append({"functionCall": function_call})
         parts.extend(calls)
-        if (turn.thinking or _signs_every_step(ctx.model)) and parts:
+        if (turn.thinking or signs_every_step(ctx.model)) and parts:
             # Gemini signs the first call of a step, or the last part of an answer.
             signed = calls[0] if calls else parts[-1]
             signed["thoughtSignature"] = seal("\n".join(t.text for t in turn.thinking))
@@ -323,46 +323,8 @@ class GoogleWire(SseFraming):
     def check_history(
         self, body: dict[str, Any], model: str, ledger: ReasoningLedger
     ) -> Fault | None:
-        """`functionCallingConfig` as the API takes it (`_calling_config_refusal`); the
-        turns' order (`_turn_order`); Gemini 3 refuses a step of the current turn
-        (the model contents since the last user text) whose first `functionCall` part lost
-        its thought signature."""
-        contents = [as_object(content) for content in as_list(body.get("contents"))]
-        disorder = (
-            _calling_config_refusal(body, self.tool_names(body))
-            or _empty_parts(contents)
-            or _turn_order(contents)
-            or builtin_refusal(body, model)
-        )
-        if disorder is not None:
-            return Fault.bad_request(disorder)
-        if not _signs_every_step(model):
-            return None
-        start = max(
-            (
-                index
-                for index, content in enumerate(contents)
-                if content.get("role") == "user"
-                and any("text" in as_object(part) for part in as_list(content.get("parts")))
-            ),
-            default=-1,
-        )
-        for index in range(start + 1, len(contents)):
-            content = contents[index]
-            if content.get("role") != "model":
-                continue
-            parts = [as_object(part) for part in as_list(content.get("parts"))]
-            first = next((part for part in parts if "functionCall" in part), None)
-            if first is not None and not first.get("thoughtSignature"):
-                name = as_str(as_object(first["functionCall"]).get("name")) or ""
-                return Fault.bad_request(
-                    "Function call is missing a thought_signature in functionCall parts. This "
-                    "is required for tools to work correctly, and missing thought_signature "
-                    "may lead to degraded model performance. Additional data, function call "
-                    f"`default_api:{name}` , position {index + 1}. Please refer to "
-                    "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
-                )
-        return None
+        """What Gemini refuses in the conversation (`google_history.py`)."""
+        return history_problem(body, self.tool_names(body), model)
 
     def instructions(self, body: dict[str, Any]) -> str | None:
         system = as_object(body.get("systemInstruction", body.get("system_instruction")))
@@ -391,7 +353,7 @@ class GoogleWire(SseFraming):
                 part = as_object(raw)
                 where = f"contents[{index}].parts[{position}]"
                 found.extend(_media(part, where, in_tool_result=False))
-                response = as_object(_either(part, "functionResponse", "function_response"))
+                response = as_object(either(part, "functionResponse", "function_response"))
                 for inner, item in enumerate(as_list(response.get("parts"))):
                     spot = f"{where}.function_response.parts[{inner}]"
                     found.extend(_media(as_object(item), spot, in_tool_result=True))
@@ -472,72 +434,6 @@ class GoogleWire(SseFraming):
         }
 
 
-def _calling_config_refusal(body: dict[str, Any], names: tuple[str, ...]) -> str | None:
-    """Gemini's 400s for `toolConfig.functionCallingConfig`: a mode it does not know, the
-    config without function declarations, `allowedFunctionNames` with a mode other than
-    `ANY` or `VALIDATED` or naming a function not declared (for these last two the API
-    answers with its generic words)."""
-    tool_config = as_object(_either(body, "toolConfig", "tool_config"))
-    config = _either(tool_config, "functionCallingConfig", "function_calling_config")
-    if config is None:
-        return None
-    config = as_object(config)
-    mode = config.get("mode", "MODE_UNSPECIFIED")
-    if mode not in _CALLING_MODES:
-        return (
-            "Invalid value at 'tool_config.function_calling_config.mode' "
-            "(type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionCallingConfig"
-            f'.Mode), "{mode}"'
-        )
-    if not names:
-        return "Function calling config is set without function_declarations."
-    allowed = as_list(_either(config, "allowedFunctionNames", "allowed_function_names"))
-    if allowed and (mode not in ("ANY", "VALIDATED") or any(n not in names for n in allowed)):
-        return "Request contains an invalid argument."
-    return None
-
-
-def _empty_parts(contents: list[dict[str, Any]]) -> str | None:
-    """The 400 message for a content with no parts, or None. A part of empty text is
-    taken: the real API answered one with a 200 (the recorded `gemini3_followup_echo`)."""
-    for index, content in enumerate(contents):
-        if not as_list(content.get("parts")):
-            where = f"GenerateContentRequest.contents[{index}].parts"
-            return f"* {where}: contents.parts must not be empty.\n"
-    return None
-
-
-def _turn_order(contents: list[dict[str, Any]]) -> str | None:
-    """The 400 message for turns out of order, or None: a function call turn comes right
-    after a user turn or a function response turn, and is answered by the next turn with
-    as many function responses as it has calls."""
-    calls_before = 0  # the functionCall parts of the content just before (a model turn's)
-    role_before: object = None
-    for content in contents:
-        parts = [as_object(part) for part in as_list(content.get("parts"))]
-        calls = sum("functionCall" in part for part in parts)
-        responses = sum("functionResponse" in part for part in parts)
-        role = content.get("role", "user")
-        if role == "model" and calls and role_before != "user":
-            return (
-                "Please ensure that function call turn comes immediately after a user turn or "
-                "after a function response turn."
-            )
-        if responses and not calls_before:
-            return (
-                "Please ensure that function response turn comes immediately after a "
-                "function call turn."
-            )
-        if role != "model" and calls_before and responses != calls_before:
-            return (
-                "Please ensure that the number of function response parts is equal to the "
-                "number of function call parts of the function call turn."
-            )
-        calls_before = calls if role == "model" else 0
-        role_before = role
-    return None
-
-
 def _model_entries(parts: list[dict[str, Any]]) -> list[HistoryEntry]:
     """A model turn's text (its text parts but thoughts, one entry) and calls, in order."""
     entries: list[HistoryEntry] = []
@@ -569,11 +465,6 @@ def _result_entry(function: dict[str, Any]) -> HistoryEntry:
     return HistoryEntry("result", text, name, call_id, failed)
 
 
-def _signs_every_step(model: str) -> bool:
-    """Gemini 3 always thinks, signs every step and checks the signatures come back."""
-    return model.removeprefix("models/").startswith("gemini-3")
-
-
 def _includes_thoughts(body: dict[str, Any]) -> bool:
     """`generationConfig.thinkingConfig.includeThoughts`; the API reads the proto field
     names too (google-genai sends `include_thoughts`), so does the emulator."""
@@ -582,25 +473,20 @@ def _includes_thoughts(body: dict[str, Any]) -> bool:
     return config.get("includeThoughts", config.get("include_thoughts")) is True
 
 
-def _either(part: dict[str, Any], camel: str, snake: str) -> Any:
-    """A field by its JSON name or its proto name (the API reads both)."""
-    return part.get(camel, part.get(snake))
-
-
 def _media(part: dict[str, Any], path: str, *, in_tool_result: bool) -> list[FoundPart]:
     """An `inlineData` or `fileData` part as a found part (none for any other)."""
-    inline = _either(part, "inlineData", "inline_data")
+    inline = either(part, "inlineData", "inline_data")
     if inline is not None:
         data = as_object(inline)
-        media_type = as_str(_either(data, "mimeType", "mime_type"))
+        media_type = as_str(either(data, "mimeType", "mime_type"))
         encoded = as_str(data.get("data")) or ""
         kind = kind_of_media(media_type)
         return [FoundPart(kind, path, media_type, encoded, None, in_tool_result, urlsafe=True)]
-    linked = _either(part, "fileData", "file_data")
+    linked = either(part, "fileData", "file_data")
     if linked is not None:
         data = as_object(linked)
-        media_type = as_str(_either(data, "mimeType", "mime_type"))
-        url = as_str(_either(data, "fileUri", "file_uri"))
+        media_type = as_str(either(data, "mimeType", "mime_type"))
+        url = as_str(either(data, "fileUri", "file_uri"))
         kind = kind_of_media(media_type)
         return [FoundPart(kind, path, media_type, url=url, in_tool_result=in_tool_result)]
     return []
