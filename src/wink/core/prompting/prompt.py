@@ -21,6 +21,7 @@ were first imported from).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
