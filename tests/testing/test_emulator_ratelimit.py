@@ -101,3 +101,22 @@ def test_throttled_requests_leave_injected_faults_and_turns_alone() -> None:
         emu.set_rate_limit(None)
         assert send().status_code == 500
         assert send().json()["choices"][0]["message"]["content"] == "b"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_limit_without_headers_shows_none_streamed_or_not(stream: bool) -> None:
+    """`headers=False` is a provider that sends no rate-limit headers: a stream shows none
+    either, while its 429 still says retry-after."""
+    limit = RateLimit(requests_per_second=1, burst=1, headers=False)
+    with ProviderEmulator(default_turn=Turn.text("ok"), rate_limit=limit) as emu:
+        with httpx.Client(base_url=emu.url) as client:
+            answered = client.post(CHAT[0], json={**CHAT[1], "stream": stream})
+            refused = client.post(CHAT[0], json={**CHAT[1], "stream": stream})
+    assert answered.status_code == 200
+    assert answered.headers["content-type"].startswith(
+        "text/event-stream" if stream else "application/json"
+    )
+    assert not [name for name in answered.headers if name.startswith("x-ratelimit")]
+    assert refused.status_code == 429
+    assert "retry-after" in refused.headers
+    assert not [name for name in refused.headers if name.startswith("x-ratelimit")]

@@ -72,12 +72,9 @@ def render_stream(
         plan = plan_stream(wire.provider, under or PLACEHOLDER, ctx, chunking[0], pick)
     else:
         plan = plan_stream(wire.provider, pick, ctx, chunking[0])
-    headers = plan.headers
-    if ctx.rate is not None:
-        headers.update(wire.rate_headers(ctx.rate, ctx.now))
     return Reply(
         plan.status,
-        headers,
+        with_rate(wire, Rendered(plan.status, plan.headers, b""), ctx, rate_headers=rate_headers),
         b"",
         delay,
         pieces=tuple(plan.events),
