@@ -81,6 +81,27 @@ def test_frames_name_events_exceptions_and_errors() -> None:
     ]
 
 
+def test_repeated_and_many_distinct_header_blocks_each_name_their_own_frame() -> None:
+    """The framing reads each distinct header block once: the same block names the same
+    frame, a block differing by one value (an error's message) its own, and a stream of
+    more distinct blocks than it keeps is still read right."""
+
+    def error(text: str) -> bytes:
+        headers = [(":message-type", 7, "error"), (":error-code", 7, "Failure")]
+        return encode_message([*headers, (":error-message", 7, text)], b"")
+
+    framing = EventStreamFraming()
+    names = [f"event{number}" for number in range(150)]
+    body = b"".join(event_frame(name, {"n": name}) for name in [*names, *reversed(names)])
+    expected = [(name, f'{{"n":"{name}"}}'.encode()) for name in [*names, *reversed(names)]]
+    assert framing.feed(body) == expected
+    assert framing.feed(error("one") + error("two") + error("one")) == [
+        ("Failure", b'{"message": "one"}'),
+        ("Failure", b'{"message": "two"}'),
+        ("Failure", b'{"message": "one"}'),
+    ]
+
+
 _messages = st.lists(
     st.tuples(
         st.sampled_from(["messageStart", "contentBlockDelta", "metadata"]),

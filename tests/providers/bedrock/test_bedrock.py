@@ -173,6 +173,29 @@ def test_expiring_credentials_are_refreshed_on_a_worker_thread_not_the_loop() ->
     assert SECRET_KEY not in repr(signer)
 
 
+def test_credentials_from_outside_the_environment_are_masked_once_signed_with() -> None:
+    """Credentials found when the adapter is made (a profile, a role: not the
+    environment) and signed with on the loop, no refresh due, are known secrets."""
+    from wink.providers.bedrock.auth import SigV4Signer
+    from wink.providers.host import OutgoingRequest
+
+    credentials = botocore_credentials.Credentials(ACCESS_KEY, SECRET_KEY, TOKEN)
+
+    class Session:
+        def get_credentials(self) -> Any:
+            return credentials
+
+    signer = SigV4Signer("us-east-1", Session())
+    signer.resolve()
+    url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse"
+    request = OutgoingRequest("POST", url, {}, b"{}")
+    asyncio.run(signer.sign_async(request))
+    assert set(signer.secrets()) == {ACCESS_KEY, SECRET_KEY, TOKEN}
+    credentials.secret_key, credentials.token = "rotated-secret-0000", "rotated-token-0000"
+    signer.sign(request)
+    assert {"rotated-secret-0000", "rotated-token-0000", SECRET_KEY} <= set(signer.secrets())
+
+
 # --- errors
 
 

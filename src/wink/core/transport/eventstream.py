@@ -49,6 +49,7 @@ _FIXED: dict[int, Struct] = {2: Struct(">b"), 3: Struct(">h"), 4: Struct(">i"), 
 _TIMESTAMP = 8
 _UUID = 9
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_KNOWN_BLOCKS = 64  # distinct header blocks a framing keeps what it read of
 
 
 class CorruptFrame(MalformedResponse):
@@ -127,54 +128,85 @@ class EventStreamFraming:
     `messages(piece)` gives the decoded messages themselves, for a reader that wants
     every header. A body that ends inside a message drops it: the wire's decoder then
     reports the stream cut short, as it does for SSE.
+
+    Each message is checked where it lies (the piece itself when nothing is left over
+    from the last one: no copy into a buffer), both CRCs over views of it. A stream
+    repeats a few header blocks (Bedrock's three headers per event type), so `feed`
+    reads each distinct block once and keeps what it named: the same bytes always name
+    the same frame.
     """
 
-    __slots__ = ("_buffer", "foreign")
+    __slots__ = ("_buffer", "_named", "foreign")
 
     def __init__(self) -> None:
         self._buffer = bytearray()
+        self._named: dict[bytes, tuple[str, bytes | None]] = {}
         self.foreign: str | None = None  # a frame's CRC decides, never a guess at its text
 
     def feed(self, piece: bytes) -> list[tuple[str, bytes]]:
-        return [frame_of(message) for message in self.messages(piece)]
+        named = self._named
+        frames: list[tuple[str, bytes]] = []
+        for block, payload in self._split(piece):
+            known = named.get(block)
+            if known is None:
+                known = _naming(decode_headers(block))
+                if len(named) >= _KNOWN_BLOCKS:
+                    named.clear()  # not Bedrock's few blocks: keep the memory bounded
+                named[block] = known
+            name, fixed = known
+            frames.append((name, fixed if fixed is not None else payload or b"{}"))
+        return frames
 
     def close(self) -> list[tuple[str, bytes]]:
         self._buffer.clear()
         return []
 
     def messages(self, piece: bytes) -> list[EventMessage]:
+        return [
+            EventMessage(decode_headers(block), payload) for block, payload in self._split(piece)
+        ]
+
+    def _split(self, piece: bytes) -> list[tuple[bytes, bytes]]:
+        """The (headers block, payload) of each message `piece` completes, both CRCs
+        checked; the rest of an incomplete message is kept for the next piece."""
         buffer = self._buffer
-        buffer += piece
-        found: list[EventMessage] = []
-        start = 0
-        available = len(buffer)
-        while available - start >= _PRELUDE_LENGTH:
-            total, headers_length, prelude_crc = _PRELUDE.unpack_from(buffer, start)
-            if crc32(memoryview(buffer)[start : start + 8]) != prelude_crc:
-                raise CorruptFrame("an event-stream message's prelude CRC does not match")
-            payload_length = total - headers_length - _MINIMUM_LENGTH
-            if headers_length > _MAX_HEADERS_LENGTH or payload_length < 0:
-                raise CorruptFrame(
-                    f"an event-stream message's lengths are impossible "
-                    f"(total {total}, headers {headers_length})"
-                )
-            if payload_length > _MAX_PAYLOAD_LENGTH:
-                raise CorruptFrame(f"an event-stream payload of {payload_length} bytes")
-            if available - start < total:
-                break  # the rest of this message is still on its way
-            view = memoryview(buffer)
-            end = start + total - _CRC_LENGTH
-            (message_crc,) = _UINT32.unpack_from(buffer, end)
-            if crc32(view[start:end]) != message_crc:
-                view.release()
-                raise CorruptFrame("an event-stream message's CRC does not match")
-            headers_end = start + _PRELUDE_LENGTH + headers_length
-            headers = decode_headers(view[start + _PRELUDE_LENGTH : headers_end])
-            found.append(EventMessage(headers, bytes(view[headers_end:end])))
-            view.release()
-            start += total
-        if start:
+        if buffer:
+            buffer += piece
+            data: bytes | bytearray = buffer
+        else:
+            data = piece
+        found: list[tuple[bytes, bytes]] = []
+        start, available = 0, len(data)
+        view = memoryview(data)
+        try:
+            while available - start >= _PRELUDE_LENGTH:
+                total, headers_length, prelude_crc = _PRELUDE.unpack_from(data, start)
+                if crc32(view[start : start + 8]) != prelude_crc:
+                    raise CorruptFrame("an event-stream message's prelude CRC does not match")
+                payload_length = total - headers_length - _MINIMUM_LENGTH
+                if headers_length > _MAX_HEADERS_LENGTH or payload_length < 0:
+                    raise CorruptFrame(
+                        f"an event-stream message's lengths are impossible "
+                        f"(total {total}, headers {headers_length})"
+                    )
+                if payload_length > _MAX_PAYLOAD_LENGTH:
+                    raise CorruptFrame(f"an event-stream payload of {payload_length} bytes")
+                if available - start < total:
+                    break  # the rest of this message is still on its way
+                end = start + total - _CRC_LENGTH
+                if crc32(view[start:end]) != _UINT32.unpack_from(data, end)[0]:
+                    raise CorruptFrame("an event-stream message's CRC does not match")
+                headers_end = start + _PRELUDE_LENGTH + headers_length
+                block = bytes(view[start + _PRELUDE_LENGTH : headers_end])
+                found.append((block, bytes(view[headers_end:end])))
+                start += total
+            rest = bytes(view[start:]) if data is piece and start < available else b""
+        finally:
+            view.release()  # a bytearray with a view on it cannot be resized
+        if data is buffer:
             del buffer[:start]
+        elif rest:
+            buffer += rest
         return found
 
 
@@ -183,14 +215,19 @@ def frame_of(message: EventMessage) -> tuple[str, bytes]:
     `:event-type`, an exception by its `:exception-type` (its payload the service's JSON
     error), an error message by its `:error-code` (its `:error-message` made the payload's
     `message`)."""
-    headers = message.headers
+    name, fixed = _naming(message.headers)
+    return name, fixed if fixed is not None else message.payload or b"{}"
+
+
+def _naming(headers: Mapping[str, HeaderValue]) -> tuple[str, bytes | None]:
+    """What a message's headers alone decide: its frame's name, and for an error message
+    its payload (None: the message's own)."""
     kind = headers.get(":message-type", "event")
+    payload: bytes | None = None
     if kind == "event":
         name = headers.get(":event-type")
-        payload = message.payload
     elif kind == "exception":
         name = headers.get(":exception-type")
-        payload = message.payload
     elif kind == "error":
         name = headers.get(":error-code")
         text = headers.get(":error-message")
@@ -199,4 +236,4 @@ def frame_of(message: EventMessage) -> tuple[str, bytes]:
         raise MalformedResponse(f"an event-stream message of unknown type {kind!r}")
     if not isinstance(name, str) or not name:
         raise MalformedResponse(f"an event-stream {kind} message without its type header")
-    return name, payload or b"{}"
+    return name, payload

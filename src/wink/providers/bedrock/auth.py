@@ -11,6 +11,7 @@ Nothing here puts a key, a secret, a token or a signature in a repr or a message
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Mapping
@@ -52,7 +53,7 @@ class SigV4Signer:
     `wink.providers.host`): the signature covers the time and the body, so it is made as
     each request leaves."""
 
-    __slots__ = ("_credentials", "_lock", "_region", "_seen", "_session")
+    __slots__ = ("_credentials", "_last", "_lock", "_region", "_seen", "_session")
 
     def __init__(self, region: str, session: Any = None) -> None:
         self._region = region
@@ -60,6 +61,7 @@ class SigV4Signer:
         self._credentials: Any = None
         self._lock = threading.Lock()
         self._seen: tuple[str, ...] = ()
+        self._last: Any = None  # the credentials last signed with
 
     def __repr__(self) -> str:
         return f"SigV4Signer(region={self._region!r})"
@@ -72,7 +74,7 @@ class SigV4Signer:
         if credentials is None or _refresh_due(credentials):
             frozen = await run_in_thread(self._frozen)
         else:
-            frozen = credentials.get_frozen_credentials()  # no refresh due: no I/O
+            frozen = self._remember(credentials.get_frozen_credentials())  # no I/O
         return self._sign(request, frozen)
 
     def secrets(self) -> tuple[str, ...]:
@@ -103,25 +105,39 @@ class SigV4Signer:
             return found
 
     def _frozen(self) -> Any:
-        frozen = self._chain().get_frozen_credentials()
-        found = (frozen.access_key, frozen.secret_key, frozen.token)
-        self._seen = tuple(dict.fromkeys((*self._seen, *(v for v in found if v))))
+        return self._remember(self._chain().get_frozen_credentials())
+
+    def _remember(self, frozen: Any) -> Any:
+        """Keep each set of credentials signed with for `secrets()`: a refresh brings new
+        ones (compared as values, a few string comparisons, on every request)."""
+        if frozen != self._last:
+            found = (frozen.access_key, frozen.secret_key, frozen.token)
+            with self._lock:
+                self._seen = tuple(dict.fromkeys((*self._seen, *(v for v in found if v))))
+                self._last = frozen
         return frozen
 
     def _sign(self, outgoing: OutgoingRequest, frozen: Any) -> Mapping[str, str]:
         _mask_signing_logs()
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-
-        request = AWSRequest(
+        sigv4_auth, aws_request = _botocore()
+        request = aws_request(
             method=outgoing.method,
             url=outgoing.url,
             data=outgoing.body,
             headers=dict(outgoing.headers),
         )
-        signer: Any = SigV4Auth(frozen, _SERVICE, self._region)
+        signer: Any = sigv4_auth(frozen, _SERVICE, self._region)
         signer.add_auth(request)
         return dict(request.headers.items())
+
+
+@functools.cache
+def _botocore() -> tuple[Any, Any]:
+    """botocore's `SigV4Auth` and `AWSRequest` (botocore is an extra: imported on first use)."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+
+    return SigV4Auth, AWSRequest
 
 
 def _refresh_due(credentials: Any) -> bool:
@@ -144,9 +160,11 @@ class _SigningLines(logging.Filter):
 
 
 _MASK = _SigningLines()
+_SIGNING_LOGGER = logging.getLogger("botocore.auth")
 
 
 def _mask_signing_logs() -> None:
-    logger = logging.getLogger("botocore.auth")
-    if _MASK not in logger.filters:
-        logger.addFilter(_MASK)
+    """Checked as each request is signed (a list lookup), not once: the application may
+    change the logger's filters after the adapter is made."""
+    if _MASK not in _SIGNING_LOGGER.filters:
+        _SIGNING_LOGGER.addFilter(_MASK)

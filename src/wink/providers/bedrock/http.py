@@ -17,7 +17,14 @@ from ...core.transport.errors import SdkErrors, StatusFacts, map_sdk_errors
 from ...core.transport.http import EncodedRequest
 from .errors import bedrock_error_facts
 
-__all__ = ["BedrockCalls", "BedrockErrorAnswer", "default_base_url", "endpoint", "map_errors"]
+__all__ = [
+    "BedrockCalls",
+    "BedrockErrorAnswer",
+    "default_base_url",
+    "endpoint",
+    "error_table",
+    "map_errors",
+]
 
 _JSON = {"content-type": "application/json", "accept": "application/json"}
 _EVENTS = {"content-type": "application/json", "accept": "application/vnd.amazon.eventstream"}
@@ -43,15 +50,14 @@ class BedrockErrorAnswer(Exception):
         self.headers = response.headers
 
 
-def map_errors(
-    prompt_name: str, secrets: Iterable[str], model: str, region: str | None
-) -> AbstractContextManager[None]:
-    """httpx2 exceptions and error answers -> the typed contract (shared logic in core)."""
+def error_table(model: str, region: str | None) -> SdkErrors:
+    """httpx2's exceptions and Bedrock's error answers, sorted into the contract's cases
+    (made once per adapter: the model and region it names do not change)."""
 
     def facts(error: BedrockErrorAnswer) -> StatusFacts:
         return bedrock_error_facts(error.status, error.content, error.headers, model, region)
 
-    errors = SdkErrors(
+    return SdkErrors(
         sdk="httpx2",
         status=(BedrockErrorAnswer,),
         facts=facts,
@@ -59,6 +65,13 @@ def map_errors(
         connection=(httpx2.TransportError,),
         unreadable=(httpx2.DecodingError,),
     )
+
+
+def map_errors(
+    errors: SdkErrors, prompt_name: str, secrets: Iterable[str], model: str
+) -> AbstractContextManager[None]:
+    """httpx2 exceptions and error answers -> the typed contract (shared logic in core);
+    `secrets` is only read when something fails."""
     return map_sdk_errors(errors, prompt_name, secrets, model=model)
 
 

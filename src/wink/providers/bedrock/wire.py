@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
+from functools import cached_property
 from typing import Any
 
 # --- guarded transport import
@@ -14,10 +16,12 @@ except ImportError as _missing:  # pragma: no cover - exercised only without the
     raise ImportError("the Bedrock adapter needs httpx2: pip install 'wink[bedrock]'") from _missing
 
 from ...core.foundation.messages import ModelRequest, ModelResponse
+from ...core.transport.errors import SdkErrors
 from ...core.transport.http import HttpCalls, WireRequest
 from ..base import LazyStreamFormat, Provider
+from ..host import Host
 from . import converse
-from .http import BedrockCalls, endpoint, map_errors
+from .http import BedrockCalls, endpoint, error_table, map_errors
 
 __all__ = ["Converse"]
 
@@ -47,9 +51,18 @@ class Converse(Provider):
         converse.thinking_fields(self.model, self.settings)
 
     def translate(self, request: ModelRequest) -> WireRequest:
-        base = self.host.endpoint().base_url or ""
         body = converse.build_request(request, self.model, self.settings)
-        return WireRequest(endpoint(base, self.model_id), body)
+        return WireRequest(self._url, body)
+
+    @cached_property
+    def _url(self) -> str:
+        """The Converse URL: the host's endpoint and the model never change."""
+        return endpoint(self.host.endpoint().base_url or "", self.model_id)
+
+    @cached_property
+    def _errors(self) -> SdkErrors:
+        region: object = getattr(self.host, "region", None)  # the profile hint's geography
+        return error_table(self.model_id, region if isinstance(region, str) else None)
 
     def parse_response(self, data: Any) -> ModelResponse:
         return converse.parse_response(data)
@@ -57,10 +70,11 @@ class Converse(Provider):
     def map_errors(
         self, prompt_name: str, secrets: tuple[str, ...]
     ) -> AbstractContextManager[None]:
-        region: object = getattr(self.host, "region", None)  # the profile hint's geography
-        return map_errors(
-            prompt_name,
-            (*secrets, *self.host.secrets()),  # with what the signer has sent since
-            self.model_id,
-            region if isinstance(region, str) else None,
-        )
+        return map_errors(self._errors, prompt_name, _with_host(secrets, self.host), self.model_id)
+
+
+def _with_host(secrets: tuple[str, ...], host: Host) -> Iterator[str]:
+    """The adapter's secrets, then the host's with what its signer has sent by then: read
+    only when a request fails."""
+    yield from secrets
+    yield from host.secrets()
