@@ -108,10 +108,12 @@ def test_a_limit_without_headers_shows_none_streamed_or_not(stream: bool) -> Non
     """`headers=False` is a provider that sends no rate-limit headers: a stream shows none
     either, while its 429 still says retry-after."""
     limit = RateLimit(requests_per_second=1, burst=1, headers=False)
-    with ProviderEmulator(default_turn=Turn.text("ok"), rate_limit=limit) as emu:
-        with httpx.Client(base_url=emu.url) as client:
-            answered = client.post(CHAT[0], json={**CHAT[1], "stream": stream})
-            refused = client.post(CHAT[0], json={**CHAT[1], "stream": stream})
+    with (
+        ProviderEmulator(default_turn=Turn.text("ok"), rate_limit=limit) as emu,
+        httpx.Client(base_url=emu.url) as client,
+    ):
+        answered = client.post(CHAT[0], json={**CHAT[1], "stream": stream})
+        refused = client.post(CHAT[0], json={**CHAT[1], "stream": stream})
     assert answered.status_code == 200
     assert answered.headers["content-type"].startswith(
         "text/event-stream" if stream else "application/json"
