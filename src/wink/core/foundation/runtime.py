@@ -307,54 +307,19 @@ async def run_in_thread(function: Callable[..., T], /, *args: Any, **kwargs: Any
     thread the caller stopped waiting for (a sync tool that outlived the deadline, and
     finishes in the background) delays nothing else, not even host-name lookups.
 
-    The worker hands its outcome straight to an asyncio future of the waiting loop (one
-    `call_soon_threadsafe`), not through `run_in_executor`'s chained futures: a sync
-    tool's hop is about a third cheaper. Given up before a worker took it (the caller
-    cancelled), the call does not run.
+    A `StopIteration` from the call arrives as a `RuntimeError`: an asyncio future
+    refuses it, and the await would never end.
     """
     loop = asyncio.get_running_loop()
-    outcome: asyncio.Future[T] = loop.create_future()
-    job = _worker_pool().submit(
-        _work, loop, outcome, contextvars.copy_context(), function, args, kwargs
-    )
+    call = functools.partial(contextvars.copy_context().run, _no_stop, function, *args, **kwargs)
+    return await loop.run_in_executor(_worker_pool(), call)
+
+
+def _no_stop(function: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     try:
-        return await outcome
-    except asyncio.CancelledError:
-        job.cancel()  # not started yet: it never runs; running: it finishes unwaited for
-        raise
-
-
-def _work(
-    loop: asyncio.AbstractEventLoop,
-    outcome: asyncio.Future[Any],
-    context: contextvars.Context,
-    function: Callable[..., Any],
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> None:
-    """On a worker: run the call, then hand its result or exception to `outcome`'s loop
-    (an exception that stops a thread, such as `SystemExit`, included: it is the call's
-    outcome, raised where the caller awaits it)."""
-    try:
-        result = context.run(function, *args, **kwargs)
-    except BaseException as error:  # handed to the awaiting task
-        if isinstance(error, StopIteration):  # an asyncio future refuses it (as a task does)
-            error = RuntimeError(f"StopIteration raised in a wink worker thread: {error!r}")
-        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
-            loop.call_soon_threadsafe(_settle_failed, outcome, error)
-        return
-    with contextlib.suppress(RuntimeError):
-        loop.call_soon_threadsafe(_settle, outcome, result)
-
-
-def _settle(outcome: asyncio.Future[Any], result: object) -> None:
-    if not outcome.done():  # cancelled meanwhile: the result is dropped
-        outcome.set_result(result)
-
-
-def _settle_failed(outcome: asyncio.Future[Any], error: BaseException) -> None:
-    if not outcome.done():
-        outcome.set_exception(error)
+        return function(*args, **kwargs)
+    except StopIteration as error:
+        raise RuntimeError(f"StopIteration raised in a wink worker thread: {error!r}") from error
 
 
 def _worker_pool() -> concurrent.futures.ThreadPoolExecutor:
